@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -205,10 +206,13 @@ func ParseDate(s string) (time.Time, error) {
 }
 
 // Duration is a span of an incident's timeline as the format writes it:
-// "7m", "70h 34m", "2d 3h". It keeps the text it was read from.
+// "7m", "70h 34m", "2d 3h". It keeps the text it was read from, so a value
+// that does not parse is still written back as it was (and reported by
+// Validate).
 type Duration struct {
 	D    time.Duration
 	Text string
+	Err  error // why Text does not parse; nil for a valid duration
 }
 
 // ParseDuration parses a timeline duration such as "70h 34m", "45s" or
@@ -225,11 +229,10 @@ func ParseDuration(s string) (Duration, error) {
 		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
 			i++
 		}
-		if i == 0 || i > 9 || i == len(rest) {
-			return Duration{}, fmt.Errorf("duration %q: want parts like 70h 34m", s)
+		if i == 0 || i > 6 || i == len(rest) {
+			return Duration{}, fmt.Errorf("%q is not a duration like 70h 34m", s)
 		}
-		var n int64
-		fmt.Sscan(rest[:i], &n)
+		n, _ := strconv.Atoi(rest[:i])
 		var unit time.Duration
 		switch rest[i] {
 		case 'd':
@@ -241,7 +244,7 @@ func ParseDuration(s string) (Duration, error) {
 		case 's':
 			unit = time.Second
 		default:
-			return Duration{}, fmt.Errorf("duration %q: unit %q is not d, h, m or s", s, rest[i])
+			return Duration{}, fmt.Errorf("%q is not a duration like 70h 34m: units are d, h, m and s", s)
 		}
 		total += time.Duration(n) * unit
 		rest = rest[i+1:]
@@ -260,15 +263,18 @@ func (d Duration) String() string {
 // MarshalJSON writes the duration as the text it was read from.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 
-// UnmarshalJSON reads a duration written like "70h 34m".
+// UnmarshalJSON reads a duration written like "70h 34m". A value that does
+// not parse is kept, with Err set, for Validate to report by field.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("duration must be a string like \"70h 34m\"")
+		*d = Duration{Text: string(b), Err: fmt.Errorf("%s is not a duration string like \"70h 34m\"", b)}
+		return nil
 	}
 	p, err := ParseDuration(s)
 	if err != nil {
-		return err
+		*d = Duration{Text: s, Err: err}
+		return nil
 	}
 	*d = p
 	return nil

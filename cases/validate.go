@@ -1,0 +1,75 @@
+package cases
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Validate checks one case against the format and the taxonomy. Problems of
+// severity Error keep the case out of the library; warnings (such as a tag
+// the taxonomy does not know, which stays searchable as text) do not. File
+// and line are left for the caller to fill in.
+func Validate(c *Case, tax *Taxonomy) []Problem {
+	var ps []Problem
+	add := func(sev Severity, field, format string, args ...any) {
+		ps = append(ps, Problem{Severity: sev, CaseID: c.ID, Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case strings.TrimSpace(c.ID) == "":
+		add(Error, "id", `missing: give the case a unique id such as "acme-2024-03-01"`)
+	case strings.IndexFunc(c.ID, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == '/' }) >= 0:
+		add(Error, "id", "%q has spaces, slashes or control characters: use letters, digits, '-', '_' and '.'", c.ID)
+	case len(c.ID) > 128:
+		add(Error, "id", "is longer than 128 characters")
+	}
+	if c.Title.Empty() {
+		add(Error, "title", `missing: write a title in "en" or "ko"`)
+	}
+	if c.Summary.Empty() && c.SymptomsText.Empty() && c.Trigger.Empty() {
+		add(Error, "symptoms_text", "no text to match on: write symptoms_text, summary or trigger in en or ko")
+	}
+	if c.Date == "" {
+		add(Warning, "date", "missing: digests and since: filters cannot place this case; write YYYY-MM-DD")
+	} else if _, err := ParseDate(c.Date); err != nil {
+		add(Error, "date", "%v", err)
+	}
+	for name, d := range map[string]*Duration{"timeline.detected_after": c.Timeline.DetectedAfter, "timeline.resolved_after": c.Timeline.ResolvedAfter} {
+		if d != nil && d.Err != nil {
+			add(Error, name, "%v: write it like \"7m\", \"2h 15m\" or \"3d 4h\", or null when unknown", d.Err)
+		}
+	}
+	if tax != nil {
+		checkTags(tax, KindSymptom, c.Symptoms, add)
+		checkTags(tax, KindComponent, c.Components, add)
+		if c.RootCause != "" {
+			checkTags(tax, KindRootCause, []string{c.RootCause}, add)
+		}
+		checkTags(tax, KindContributing, c.Contributing, add)
+	}
+	for i, s := range c.Remediation {
+		if s.Text.Empty() {
+			add(Warning, fmt.Sprintf("remediation[%d]", i), "has no text")
+		}
+	}
+	return ps
+}
+
+func checkTags(tax *Taxonomy, kind Kind, ids []string, add func(Severity, string, string, ...any)) {
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			add(Warning, kind.Field(), "%q is listed twice", id)
+			continue
+		}
+		seen[id] = true
+		if _, ok := tax.Lookup(kind, id); ok {
+			continue
+		}
+		if kinds := tax.KindsOf(id); len(kinds) > 0 {
+			add(Warning, kind.Field(), "%q is a %s id, not a %s: move it to %s", id, kinds[0], kind, kinds[0].Field())
+			continue
+		}
+		add(Warning, kind.Field(), "%q is not in the taxonomy: it stays searchable as text; use a taxonomy id if one fits (incidentbot cases stats lists them)", id)
+	}
+}
