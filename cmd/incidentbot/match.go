@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+// maxInput bounds text read from standard input for one match.
+const maxInput = 8 << 20
+
+func cmdMatch(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("match", "match [--cases PATH]... [--builtin=true|false] [--top N] [--json] [--batch] [TEXT...]", e)
+	var lf libFlags
+	lf.register(fs, e)
+	top := fs.Int("top", 3, "return at most N cases")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	batch := fs.Bool("batch", false, `read JSON lines {"id": "...", "text": "..."} from standard input and print one JSON object per line`)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	if *top < 1 || *top > 100 {
+		return usagef("--top must be between 1 and 100, got %d", *top)
+	}
+	if *batch && len(pos) > 0 {
+		return usagef("--batch reads queries from standard input: give no TEXT")
+	}
+	var text string
+	if !*batch {
+		if len(pos) > 0 {
+			text = strings.Join(pos, " ")
+		} else {
+			data, err := io.ReadAll(io.LimitReader(e.stdin, maxInput+1))
+			if err != nil {
+				return fmt.Errorf("read standard input: %w", err)
+			}
+			if len(data) > maxInput {
+				return usagef("standard input is larger than %d MiB: pass the alert text, not a whole log", maxInput>>20)
+			}
+			text = string(data)
+		}
+		if strings.TrimSpace(text) == "" {
+			return usagef("no text to match: give TEXT or pipe it on standard input")
+		}
+	}
+
+	lib, err := lf.load(e, e.stderr)
+	if err != nil {
+		return err
+	}
+	m, err := matcher.New(lib, matcher.Options{})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+
+	if *batch {
+		return matchBatch(ctx, m, *top, e)
+	}
+	ans, err := m.Match(ctx, text, *top)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, toJSON(ans, nil))
+	}
+	printAnswer(e.stdout, m.Taxonomy(), ans)
+	return nil
+}
+
+type jsonAnswer struct {
+	ID         json.RawMessage `json:"id,omitempty"`
+	Language   cases.Lang      `json:"language"`
+	Symptoms   []string        `json:"symptoms"`
+	Components []string        `json:"components"`
+	Results    []jsonResult    `json:"results"`
+	Error      string          `json:"error,omitempty"`
+}
+
+type jsonResult struct {
+	ID         string   `json:"id"`
+	Title      string   `json:"title"`
+	Score      float64  `json:"score"`
+	Symptoms   []string `json:"symptoms"`
+	Components []string `json:"components"`
+	Terms      []string `json:"terms"`
+}
+
+func toJSON(ans *matcher.Answer, id json.RawMessage) jsonAnswer {
+	out := jsonAnswer{ID: id, Language: ans.Lang, Symptoms: []string{}, Components: []string{}, Results: []jsonResult{}}
+	for _, s := range ans.Symptoms {
+		out.Symptoms = append(out.Symptoms, s.ID)
+	}
+	for _, s := range ans.Components {
+		out.Components = append(out.Components, s.ID)
+	}
+	for _, r := range ans.Results {
+		jr := jsonResult{ID: r.Case.ID, Title: r.Case.Title.In(ans.Lang), Score: r.Score,
+			Symptoms: []string{}, Components: []string{}, Terms: r.Terms}
+		if jr.Terms == nil {
+			jr.Terms = []string{}
+		}
+		for _, t := range r.Symptoms {
+			jr.Symptoms = append(jr.Symptoms, t.ID)
+		}
+		for _, t := range r.Components {
+			jr.Components = append(jr.Components, t.ID)
+		}
+		out.Results = append(out.Results, jr)
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// errBatch reports that some batch lines failed; each was answered with an
+// error object.
+var errBatch = errors.New("some lines of the batch could not be read; see their \"error\" fields")
+
+func matchBatch(ctx context.Context, m *matcher.Matcher, top int, e env) error {
+	r := bufio.NewReaderSize(e.stdin, 64<<10)
+	failed := false
+	for n := 1; ; n++ {
+		line, err := readLine(r)
+		if len(bytes.TrimSpace(line)) > 0 {
+			var q struct {
+				ID   json.RawMessage `json:"id"`
+				Text *string         `json:"text"`
+			}
+			var out jsonAnswer
+			switch jerr := json.Unmarshal(line, &q); {
+			case jerr != nil:
+				out = jsonAnswer{Error: fmt.Sprintf("line %d: not a JSON object {\"id\": ..., \"text\": ...}: %v", n, jerr)}
+			case q.Text == nil:
+				out = jsonAnswer{ID: q.ID, Error: fmt.Sprintf("line %d: no \"text\" field", n)}
+			default:
+				ans, merr := m.Match(ctx, *q.Text, top)
+				if merr != nil {
+					out = jsonAnswer{ID: q.ID, Error: fmt.Sprintf("line %d: %v", n, merr)}
+				} else {
+					out = toJSON(ans, q.ID)
+				}
+			}
+			if out.Error != "" {
+				failed = true
+				out.Symptoms, out.Components, out.Results = []string{}, []string{}, []jsonResult{}
+				if out.Language == "" {
+					out.Language = cases.English
+				}
+			}
+			if werr := writeJSON(e.stdout, out); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read standard input: %w", err)
+		}
+	}
+	if failed {
+		return errBatch
+	}
+	return nil
+}
+
+// readLine reads one line of any length up to maxInput.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) <= maxInput {
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, err
+	}
+}
+
+// words is the wording of the readable answer.
+var words = map[cases.Lang]map[string]string{
+	cases.English: {
+		"signals":  "Signals",
+		"symptoms": "symptoms",
+		"comps":    "components",
+		"none":     "No similar case cleared the confidence floor.",
+		"why":      "Why",
+		"terms":    "terms",
+		"helped":   "What helped",
+		"lesson":   "Lesson",
+		"source":   "Source",
+		"nothing":  "nothing recognised",
+	},
+	cases.Korean: {
+		"signals":  "감지한 신호",
+		"symptoms": "증상",
+		"comps":    "구성 요소",
+		"none":     "신뢰도 기준을 넘는 비슷한 사례가 없습니다.",
+		"why":      "매칭 이유",
+		"terms":    "일치한 단어",
+		"helped":   "도움이 된 조치",
+		"lesson":   "교훈",
+		"source":   "출처",
+		"nothing":  "인식한 신호 없음",
+	},
+}
+
+func printAnswer(w io.Writer, tax *cases.Taxonomy, ans *matcher.Answer) {
+	t := words[ans.Lang]
+	var sig []string
+	if len(ans.Symptoms) > 0 {
+		sig = append(sig, t["symptoms"]+": "+signalList(tax, cases.KindSymptom, ans.Symptoms, ans.Lang))
+	}
+	if len(ans.Components) > 0 {
+		sig = append(sig, t["comps"]+": "+signalList(tax, cases.KindComponent, ans.Components, ans.Lang))
+	}
+	if len(sig) == 0 {
+		sig = []string{t["nothing"]}
+	}
+	fmt.Fprintf(w, "%s: %s\n\n", t["signals"], strings.Join(sig, "; "))
+	if len(ans.Results) == 0 {
+		fmt.Fprintln(w, t["none"])
+		return
+	}
+	for i, r := range ans.Results {
+		c := r.Case
+		fmt.Fprintf(w, "%d. %s\n   %s · %s · %s · score %.2f\n", i+1, c.Title.In(ans.Lang), c.Org, c.Date, c.ID, r.Score)
+		var why []string
+		if len(r.Symptoms) > 0 {
+			why = append(why, t["symptoms"]+": "+tagList(r.Symptoms))
+		}
+		if len(r.Components) > 0 {
+			why = append(why, t["comps"]+": "+tagList(r.Components))
+		}
+		if len(r.Terms) > 0 {
+			why = append(why, t["terms"]+": "+strings.Join(r.Terms, ", "))
+		}
+		if len(why) > 0 {
+			fmt.Fprintf(w, "   %s: %s\n", t["why"], strings.Join(why, "; "))
+		}
+		if len(c.Remediation) > 0 {
+			fmt.Fprintf(w, "   %s: %s\n", t["helped"], c.Remediation[0].Text.In(ans.Lang))
+		}
+		if !c.Lessons.Empty() {
+			fmt.Fprintf(w, "   %s: %s\n", t["lesson"], c.Lessons.In(ans.Lang))
+		}
+		if len(c.Sources) > 0 {
+			fmt.Fprintf(w, "   %s: %s\n", t["source"], c.Sources[0].URL)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func signalList(tax *cases.Taxonomy, kind cases.Kind, ss []matcher.Signal, lang cases.Lang) string {
+	var parts []string
+	for _, s := range ss {
+		parts = append(parts, fmt.Sprintf("%s (%q)", tax.Label(kind, s.ID, lang), s.Phrase))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func tagList(ts []matcher.Tag) string {
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, t.Label)
+	}
+	return strings.Join(parts, ", ")
+}
