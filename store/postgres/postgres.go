@@ -1,0 +1,448 @@
+// Package postgres is the server-backed store.Store, for several replicas
+// of the bot sharing one PostgreSQL database through pgx.
+//
+// Uniqueness is enforced by constraints and INSERT ... ON CONFLICT, so every
+// operation is safe across processes. Migrations run under an advisory lock,
+// so replicas may start at once.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/incidentbot/incidentbot/store"
+	"github.com/incidentbot/incidentbot/store/internal/migrate"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// lockSpace is the first key of every advisory lock this package takes, so
+// that its locks do not meet other applications' in the same database. The
+// second key says what is locked.
+const lockSpace = 0x1bc1d0
+
+// Store is a store.Store in a PostgreSQL database.
+type Store struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithNow sets the clock that claims and leases are measured on; the default
+// is time.Now. Replicas compare each other's leases on their own clocks, so
+// keep them in sync (NTP) and make leases much longer than the skew.
+func WithNow(now func() time.Time) Option {
+	return func(s *Store) { s.now = now }
+}
+
+// Open connects to the database at url (a postgres:// URL or a keyword/value
+// connection string; a search_path parameter selects the schema) and brings
+// its schema up to date.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The parse error may quote the URL, password included.
+		return nil, errors.New("open postgres store: cannot parse the database URL")
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	s := &Store{pool: pool, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	return s, nil
+}
+
+// migrate applies the embedded migrations that the schema lacks, each in
+// its own transaction, while holding a session advisory lock on the schema
+// so that replicas starting at once apply each exactly once.
+func (s *Store) migrate(ctx context.Context) (err error) {
+	dir, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	ms, err := migrate.Load(dir)
+	if err != nil {
+		return err
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	const key = `hashtext(coalesce(current_schema(), ''))`
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, `+key+`)`, lockSpace); err != nil {
+		return fmt.Errorf("take migration lock: %w", err)
+	}
+	defer func() {
+		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, `+key+`)`, lockSpace); uerr != nil {
+			// A connection that still holds the lock must not go back to
+			// the pool; closing it releases the lock.
+			conn.Conn().Close(context.WithoutCancel(ctx))
+			err = errors.Join(err, fmt.Errorf("release migration lock: %w", uerr))
+		}
+	}()
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    integer     NOT NULL PRIMARY KEY,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			var done bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.Version).Scan(&done); err != nil || done {
+				return err
+			}
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, m.Version)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// RecordSuggestion implements store.Store.
+func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error {
+	cases, err := encodeCases(sg.Cases)
+	if err != nil {
+		return fmt.Errorf("record suggestion %s: %w", sg.Key, err)
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO suggestions
+		(key, at, channel, private, thread, source, lang, symptoms, components, cases)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (key) DO NOTHING`,
+		sg.Key, sg.Time, sg.Channel, sg.Private, sg.Thread, string(sg.Source), sg.Lang,
+		array(sg.Symptoms), array(sg.Components), cases)
+	if err != nil {
+		return fmt.Errorf("record suggestion %s: %w", sg.Key, err)
+	}
+	return nil
+}
+
+// RecordFeedback implements store.Store.
+func (s *Store) RecordFeedback(ctx context.Context, f store.Feedback) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO feedback
+		(channel, message, case_id, user_id, at, private, vote, query)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (channel, message, case_id, user_id) DO UPDATE SET
+			at = excluded.at, private = excluded.private, vote = excluded.vote, query = excluded.query
+		WHERE feedback.vote <> excluded.vote`,
+		f.Channel, f.Message, f.CaseID, f.User, f.Time, f.Private, string(f.Vote), f.Query)
+	if err != nil {
+		return false, fmt.Errorf("record feedback on %s: %w", f.CaseID, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// Suggestions implements store.Store.
+func (s *Store) Suggestions(ctx context.Context, from, to time.Time) ([]store.Suggestion, error) {
+	rows, err := s.pool.Query(ctx, `SELECT key, at, channel, private, thread, source, lang, symptoms, components, cases
+		FROM suggestions WHERE at >= $1 AND at < $2 ORDER BY at, key`, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("list suggestions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Suggestion, error) {
+		var (
+			sg     store.Suggestion
+			source string
+			cases  []byte
+		)
+		if err := row.Scan(&sg.Key, &sg.Time, &sg.Channel, &sg.Private, &sg.Thread, &source, &sg.Lang, &sg.Symptoms, &sg.Components, &cases); err != nil {
+			return sg, err
+		}
+		sg.Time, sg.Source = sg.Time.UTC(), store.Source(source)
+		sg.Symptoms, sg.Components = nilIfEmpty(sg.Symptoms), nilIfEmpty(sg.Components)
+		var err error
+		if sg.Cases, err = decodeCases(cases); err != nil {
+			return sg, fmt.Errorf("suggestion %s cases: %w", sg.Key, err)
+		}
+		return sg, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list suggestions: %w", err)
+	}
+	return nilIfEmpty(out), nil
+}
+
+// Feedback implements store.Store.
+func (s *Store) Feedback(ctx context.Context, from, to time.Time) ([]store.Feedback, error) {
+	rows, err := s.pool.Query(ctx, `SELECT at, channel, private, message, user_id, case_id, vote, query
+		FROM feedback WHERE at >= $1 AND at < $2 ORDER BY at, channel, message, case_id, user_id`, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("list feedback: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Feedback, error) {
+		var (
+			f    store.Feedback
+			vote string
+		)
+		err := row.Scan(&f.Time, &f.Channel, &f.Private, &f.Message, &f.User, &f.CaseID, &vote, &f.Query)
+		f.Time, f.Vote = f.Time.UTC(), store.Vote(vote)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list feedback: %w", err)
+	}
+	return nilIfEmpty(out), nil
+}
+
+// CaseFeedback implements store.Store.
+func (s *Store) CaseFeedback(ctx context.Context, caseID string) (helpful, notRelevant int, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT
+			count(*) FILTER (WHERE vote = 'helpful'),
+			count(*) FILTER (WHERE vote = 'not_relevant')
+		FROM feedback WHERE case_id = $1`, caseID).Scan(&helpful, &notRelevant)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count feedback on %s: %w", caseID, err)
+	}
+	return helpful, notRelevant, nil
+}
+
+// PutReply implements store.Store.
+func (s *Store) PutReply(ctx context.Context, r store.Reply) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO replies (channel, thread, reply_ts, lang, case_ids, updated)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (channel, thread) DO UPDATE SET
+			reply_ts = excluded.reply_ts, lang = excluded.lang, case_ids = excluded.case_ids, updated = excluded.updated`,
+		r.Channel, r.Thread, r.ReplyTS, r.Lang, array(r.CaseIDs), r.Updated)
+	if err != nil {
+		return fmt.Errorf("put reply in %s/%s: %w", r.Channel, r.Thread, err)
+	}
+	return nil
+}
+
+// GetReply implements store.Store.
+func (s *Store) GetReply(ctx context.Context, channel, thread string) (store.Reply, bool, error) {
+	r := store.Reply{Channel: channel, Thread: thread}
+	err := s.pool.QueryRow(ctx, `SELECT reply_ts, lang, case_ids, updated FROM replies WHERE channel = $1 AND thread = $2`,
+		channel, thread).Scan(&r.ReplyTS, &r.Lang, &r.CaseIDs, &r.Updated)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Reply{}, false, nil
+	}
+	if err != nil {
+		return store.Reply{}, false, fmt.Errorf("get reply in %s/%s: %w", channel, thread, err)
+	}
+	r.CaseIDs, r.Updated = nilIfEmpty(r.CaseIDs), r.Updated.UTC()
+	return r, true, nil
+}
+
+// ClaimReply implements store.Store.
+func (s *Store) ClaimReply(ctx context.Context, channel, thread, owner string, ttl time.Duration) (bool, error) {
+	ok, err := s.claim(ctx, s.pool, ttl, `INSERT INTO reply_claims (channel, thread, owner, claimed_at, expires_at)
+		SELECT $1, $2, $3, $4::timestamptz, $5::timestamptz
+		WHERE NOT EXISTS (SELECT 1 FROM replies WHERE channel = $1 AND thread = $2)
+		ON CONFLICT (channel, thread) DO UPDATE SET
+			owner = excluded.owner, claimed_at = excluded.claimed_at, expires_at = excluded.expires_at
+		WHERE reply_claims.owner = excluded.owner OR reply_claims.expires_at <= excluded.claimed_at`,
+		channel, thread, owner)
+	if err != nil {
+		return false, fmt.Errorf("claim reply in %s/%s: %w", channel, thread, err)
+	}
+	return ok, nil
+}
+
+// Claim implements store.Store.
+func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	ok, err := s.claim(ctx, s.pool, ttl, `INSERT INTO claims (key, owner, claimed_at, expires_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (key) DO UPDATE SET
+			owner = excluded.owner, claimed_at = excluded.claimed_at, expires_at = excluded.expires_at
+		WHERE claims.expires_at <= excluded.claimed_at`,
+		key, owner)
+	if err != nil {
+		return false, fmt.Errorf("claim %s: %w", key, err)
+	}
+	return ok, nil
+}
+
+// ClaimDigest implements store.Store. Within its transaction it first takes
+// a transaction advisory lock on (target, week) without waiting: a replica
+// that finds it taken loses at once, so only one replica composes.
+func (s *Store) ClaimDigest(ctx context.Context, target, week, owner string, lease time.Duration) (bool, error) {
+	var won bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var locked bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, hashtext($2 || '/' || $3))`,
+			lockSpace, target, week).Scan(&locked); err != nil || !locked {
+			return err
+		}
+		var err error
+		won, err = s.claim(ctx, tx, lease, `INSERT INTO digests (target, week, claimed_by, claimed_at, lease_until)
+			VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (target, week) DO UPDATE SET
+				claimed_by = excluded.claimed_by, claimed_at = excluded.claimed_at, lease_until = excluded.lease_until
+			WHERE digests.posted_at IS NULL
+				AND (digests.claimed_by = excluded.claimed_by OR digests.lease_until <= excluded.claimed_at)`,
+			target, week, owner)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("claim digest %s/%s: %w", target, week, err)
+	}
+	return won, nil
+}
+
+// execer is a pool or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// claim runs an upsert whose arguments are args followed by now and now+ttl,
+// and reports whether it wrote a row.
+func (s *Store) claim(ctx context.Context, db execer, ttl time.Duration, query string, args ...any) (bool, error) {
+	if ttl <= 0 {
+		return false, fmt.Errorf("ttl %v is not positive", ttl)
+	}
+	now := s.now()
+	tag, err := db.Exec(ctx, query, append(args, now, now.Add(ttl))...)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// MarkDigestPosted implements store.Store.
+func (s *Store) MarkDigestPosted(ctx context.Context, target, week, owner, messageTS string, at time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO digests (target, week, claimed_by, claimed_at, lease_until, posted_at, message_ts)
+		VALUES ($1, $2, $3, $4, $4, $4, $5)
+		ON CONFLICT (target, week) DO UPDATE SET
+			claimed_by = excluded.claimed_by, posted_at = excluded.posted_at, message_ts = excluded.message_ts
+		WHERE digests.posted_at IS NULL`,
+		target, week, owner, at, messageTS)
+	if err != nil {
+		return fmt.Errorf("mark digest %s/%s posted: %w", target, week, err)
+	}
+	return nil
+}
+
+// DigestPosted implements store.Store.
+func (s *Store) DigestPosted(ctx context.Context, target, week string) (store.DigestRecord, bool, error) {
+	r := store.DigestRecord{Target: target, Week: week}
+	err := s.pool.QueryRow(ctx, `SELECT claimed_by, claimed_at, posted_at, message_ts FROM digests WHERE target = $1 AND week = $2`,
+		target, week).Scan(&r.ClaimedBy, &r.ClaimedAt, &r.PostedAt, &r.MessageTS)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.DigestRecord{}, false, nil
+	}
+	if err != nil {
+		return store.DigestRecord{}, false, fmt.Errorf("get digest %s/%s: %w", target, week, err)
+	}
+	r.ClaimedAt = r.ClaimedAt.UTC()
+	if r.PostedAt != nil {
+		t := r.PostedAt.UTC()
+		r.PostedAt = &t
+	}
+	return r, r.PostedAt != nil, nil
+}
+
+// Purge implements store.Store.
+func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
+	now := s.now()
+	var total int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, q := range []struct {
+			query string
+			arg   time.Time
+		}{
+			{`DELETE FROM suggestions WHERE at < $1`, before},
+			{`DELETE FROM feedback WHERE at < $1`, before},
+			{`DELETE FROM replies WHERE updated < $1`, before},
+			{`DELETE FROM reply_claims WHERE expires_at <= $1`, now},
+			{`DELETE FROM claims WHERE expires_at <= $1`, now},
+		} {
+			tag, err := tx.Exec(ctx, q.query, q.arg)
+			if err != nil {
+				return err
+			}
+			total += tag.RowsAffected()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge before %s: %w", before.UTC().Format(time.RFC3339), err)
+	}
+	return total, nil
+}
+
+// Ping implements store.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("ping postgres store: %w", err)
+	}
+	return nil
+}
+
+// Close implements store.Store. It waits for queries in flight.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// array returns v, or an empty list for nil: a nil slice would be NULL.
+func array(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
+}
+
+func nilIfEmpty[T any](v []T) []T {
+	if len(v) == 0 {
+		return nil
+	}
+	return v
+}
+
+// scoredCase is how a store.ScoredCase is kept in jsonb.
+type scoredCase struct {
+	CaseID string  `json:"case_id"`
+	Score  float64 `json:"score"`
+}
+
+func encodeCases(cs []store.ScoredCase) (string, error) {
+	out := make([]scoredCase, len(cs))
+	for i, c := range cs {
+		out[i] = scoredCase{CaseID: c.CaseID, Score: c.Score}
+	}
+	data, err := json.Marshal(out)
+	return string(data), err
+}
+
+func decodeCases(data []byte) ([]store.ScoredCase, error) {
+	var cs []scoredCase
+	if err := json.Unmarshal(data, &cs); err != nil {
+		return nil, err
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	out := make([]store.ScoredCase, len(cs))
+	for i, c := range cs {
+		out[i] = store.ScoredCase{CaseID: c.CaseID, Score: c.Score}
+	}
+	return out, nil
+}

@@ -1,0 +1,519 @@
+// Package sqlite is the embedded store.Store: one SQLite file, opened with
+// the pure-Go driver modernc.org/sqlite, in WAL mode so that several
+// processes may share it.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/incidentbot/incidentbot/store"
+	"github.com/incidentbot/incidentbot/store/internal/migrate"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// busyTimeout is how long a statement waits for another connection or
+// process to release the database before it fails.
+const busyTimeout = 10 * time.Second
+
+// Store is a store.Store in a SQLite file.
+type Store struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithNow sets the clock that claims and leases are measured on; the default
+// is time.Now.
+func WithNow(now func() time.Time) Option {
+	return func(s *Store) { s.now = now }
+}
+
+// DefaultPath returns where the activity database lives by default:
+// $XDG_DATA_HOME/incidentbot/activity.db, or
+// ~/.local/share/incidentbot/activity.db when XDG_DATA_HOME is not set to an
+// absolute path.
+func DefaultPath() (string, error) {
+	if dir := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "incidentbot", "activity.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("default sqlite path: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "incidentbot", "activity.db"), nil
+}
+
+// Open opens the database at path, creating it and its parent directories
+// if needed, and brings its schema up to date.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	s, err := open(ctx, path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, path string, opts []Option) (*Store, error) {
+	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") || path == ":memory:" {
+		return nil, errors.New("path must be a file name without '?'")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	// Each connection waits for locks instead of failing at once, logs
+	// ahead so that readers do not block the writer, checks foreign keys,
+	// and starts its transactions with BEGIN IMMEDIATE so that a
+	// read-then-write transaction never fails halfway on a lock.
+	dsn := path + "?" + strings.Join([]string{
+		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()),
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(NORMAL)",
+		"_pragma=foreign_keys(1)",
+		"_txlock=immediate",
+	}, "&")
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrate applies the embedded migrations that the database lacks, each in
+// its own BEGIN IMMEDIATE transaction, so processes opening the file at once
+// apply each exactly once.
+func (s *Store) migrate(ctx context.Context) error {
+	dir, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	ms, err := migrate.Load(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER NOT NULL PRIMARY KEY,
+		applied_at INTEGER NOT NULL
+	) STRICT`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		if err := s.apply(ctx, m); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) apply(ctx context.Context, m migrate.Migration) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var done bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = ?)`, m.Version).Scan(&done); err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, m.Version, micros(time.Now()))
+		return err
+	})
+}
+
+// tx runs fn in a transaction, which the DSN makes BEGIN IMMEDIATE.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// RecordSuggestion implements store.Store.
+func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error {
+	symptoms, err1 := jsonList(sg.Symptoms)
+	components, err2 := jsonList(sg.Components)
+	cases, err3 := jsonList(encodeCases(sg.Cases))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return fmt.Errorf("record suggestion %s: %w", sg.Key, err)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO suggestions
+		(key, at, channel, private, thread, source, lang, symptoms, components, cases)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (key) DO NOTHING`,
+		sg.Key, micros(sg.Time), sg.Channel, sg.Private, sg.Thread, string(sg.Source), sg.Lang, symptoms, components, cases)
+	if err != nil {
+		return fmt.Errorf("record suggestion %s: %w", sg.Key, err)
+	}
+	return nil
+}
+
+// RecordFeedback implements store.Store.
+func (s *Store) RecordFeedback(ctx context.Context, f store.Feedback) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO feedback
+		(channel, message, case_id, user_id, at, private, vote, query)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (channel, message, case_id, user_id) DO UPDATE SET
+			at = excluded.at, private = excluded.private, vote = excluded.vote, query = excluded.query
+		WHERE feedback.vote <> excluded.vote`,
+		f.Channel, f.Message, f.CaseID, f.User, micros(f.Time), f.Private, string(f.Vote), f.Query)
+	if err != nil {
+		return false, fmt.Errorf("record feedback on %s: %w", f.CaseID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("record feedback on %s: %w", f.CaseID, err)
+	}
+	return n > 0, nil
+}
+
+// Suggestions implements store.Store.
+func (s *Store) Suggestions(ctx context.Context, from, to time.Time) ([]store.Suggestion, error) {
+	out, err := s.suggestions(ctx, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("list suggestions: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) suggestions(ctx context.Context, from, to time.Time) ([]store.Suggestion, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT key, at, channel, private, thread, source, lang, symptoms, components, cases
+		FROM suggestions WHERE at >= ? AND at < ? ORDER BY at, key`, micros(from), micros(to))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Suggestion
+	for rows.Next() {
+		var (
+			sg                          store.Suggestion
+			at                          int64
+			source                      string
+			symptoms, components, cases string
+			scored                      []scoredCase
+		)
+		if err := rows.Scan(&sg.Key, &at, &sg.Channel, &sg.Private, &sg.Thread, &source, &sg.Lang, &symptoms, &components, &cases); err != nil {
+			return nil, err
+		}
+		sg.Time, sg.Source = fromMicros(at), store.Source(source)
+		if err := unmarshalList(symptoms, &sg.Symptoms); err != nil {
+			return nil, fmt.Errorf("suggestion %s symptoms: %w", sg.Key, err)
+		}
+		if err := unmarshalList(components, &sg.Components); err != nil {
+			return nil, fmt.Errorf("suggestion %s components: %w", sg.Key, err)
+		}
+		if err := unmarshalList(cases, &scored); err != nil {
+			return nil, fmt.Errorf("suggestion %s cases: %w", sg.Key, err)
+		}
+		sg.Cases = decodeCases(scored)
+		out = append(out, sg)
+	}
+	return out, rows.Err()
+}
+
+// Feedback implements store.Store.
+func (s *Store) Feedback(ctx context.Context, from, to time.Time) ([]store.Feedback, error) {
+	out, err := s.feedback(ctx, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("list feedback: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) feedback(ctx context.Context, from, to time.Time) ([]store.Feedback, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT at, channel, private, message, user_id, case_id, vote, query
+		FROM feedback WHERE at >= ? AND at < ? ORDER BY at, channel, message, case_id, user_id`, micros(from), micros(to))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Feedback
+	for rows.Next() {
+		var (
+			f    store.Feedback
+			at   int64
+			vote string
+		)
+		if err := rows.Scan(&at, &f.Channel, &f.Private, &f.Message, &f.User, &f.CaseID, &vote, &f.Query); err != nil {
+			return nil, err
+		}
+		f.Time, f.Vote = fromMicros(at), store.Vote(vote)
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// CaseFeedback implements store.Store.
+func (s *Store) CaseFeedback(ctx context.Context, caseID string) (helpful, notRelevant int, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT
+			COUNT(*) FILTER (WHERE vote = 'helpful'),
+			COUNT(*) FILTER (WHERE vote = 'not_relevant')
+		FROM feedback WHERE case_id = ?`, caseID).Scan(&helpful, &notRelevant)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count feedback on %s: %w", caseID, err)
+	}
+	return helpful, notRelevant, nil
+}
+
+// PutReply implements store.Store.
+func (s *Store) PutReply(ctx context.Context, r store.Reply) error {
+	caseIDs, err := jsonList(r.CaseIDs)
+	if err != nil {
+		return fmt.Errorf("put reply in %s/%s: %w", r.Channel, r.Thread, err)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO replies (channel, thread, reply_ts, lang, case_ids, updated)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (channel, thread) DO UPDATE SET
+			reply_ts = excluded.reply_ts, lang = excluded.lang, case_ids = excluded.case_ids, updated = excluded.updated`,
+		r.Channel, r.Thread, r.ReplyTS, r.Lang, caseIDs, micros(r.Updated))
+	if err != nil {
+		return fmt.Errorf("put reply in %s/%s: %w", r.Channel, r.Thread, err)
+	}
+	return nil
+}
+
+// GetReply implements store.Store.
+func (s *Store) GetReply(ctx context.Context, channel, thread string) (store.Reply, bool, error) {
+	r := store.Reply{Channel: channel, Thread: thread}
+	var (
+		caseIDs string
+		updated int64
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT reply_ts, lang, case_ids, updated FROM replies WHERE channel = ? AND thread = ?`,
+		channel, thread).Scan(&r.ReplyTS, &r.Lang, &caseIDs, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Reply{}, false, nil
+	}
+	if err == nil {
+		err = unmarshalList(caseIDs, &r.CaseIDs)
+	}
+	if err != nil {
+		return store.Reply{}, false, fmt.Errorf("get reply in %s/%s: %w", channel, thread, err)
+	}
+	r.Updated = fromMicros(updated)
+	return r, true, nil
+}
+
+// ClaimReply implements store.Store.
+func (s *Store) ClaimReply(ctx context.Context, channel, thread, owner string, ttl time.Duration) (bool, error) {
+	ok, err := s.claim(ctx, ttl, `INSERT INTO reply_claims (channel, thread, owner, claimed_at, expires_at)
+		SELECT ?1, ?2, ?3, ?4, ?5
+		WHERE NOT EXISTS (SELECT 1 FROM replies WHERE channel = ?1 AND thread = ?2)
+		ON CONFLICT (channel, thread) DO UPDATE SET
+			owner = excluded.owner, claimed_at = excluded.claimed_at, expires_at = excluded.expires_at
+		WHERE reply_claims.owner = excluded.owner OR reply_claims.expires_at <= excluded.claimed_at`,
+		channel, thread, owner)
+	if err != nil {
+		return false, fmt.Errorf("claim reply in %s/%s: %w", channel, thread, err)
+	}
+	return ok, nil
+}
+
+// Claim implements store.Store.
+func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	ok, err := s.claim(ctx, ttl, `INSERT INTO claims (key, owner, claimed_at, expires_at) VALUES (?1, ?2, ?3, ?4)
+		ON CONFLICT (key) DO UPDATE SET
+			owner = excluded.owner, claimed_at = excluded.claimed_at, expires_at = excluded.expires_at
+		WHERE claims.expires_at <= excluded.claimed_at`,
+		key, owner)
+	if err != nil {
+		return false, fmt.Errorf("claim %s: %w", key, err)
+	}
+	return ok, nil
+}
+
+// ClaimDigest implements store.Store.
+func (s *Store) ClaimDigest(ctx context.Context, target, week, owner string, lease time.Duration) (bool, error) {
+	ok, err := s.claim(ctx, lease, `INSERT INTO digests (target, week, claimed_by, claimed_at, lease_until)
+		VALUES (?1, ?2, ?3, ?4, ?5)
+		ON CONFLICT (target, week) DO UPDATE SET
+			claimed_by = excluded.claimed_by, claimed_at = excluded.claimed_at, lease_until = excluded.lease_until
+		WHERE digests.posted_at IS NULL
+			AND (digests.claimed_by = excluded.claimed_by OR digests.lease_until <= excluded.claimed_at)`,
+		target, week, owner)
+	if err != nil {
+		return false, fmt.Errorf("claim digest %s/%s: %w", target, week, err)
+	}
+	return ok, nil
+}
+
+// claim runs an upsert whose arguments are args followed by now and now+ttl,
+// and reports whether it wrote a row.
+func (s *Store) claim(ctx context.Context, ttl time.Duration, query string, args ...any) (bool, error) {
+	if ttl <= 0 {
+		return false, fmt.Errorf("ttl %v is not positive", ttl)
+	}
+	now := s.now()
+	res, err := s.db.ExecContext(ctx, query, append(args, micros(now), micros(now.Add(ttl)))...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// MarkDigestPosted implements store.Store.
+func (s *Store) MarkDigestPosted(ctx context.Context, target, week, owner, messageTS string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO digests (target, week, claimed_by, claimed_at, lease_until, posted_at, message_ts)
+		VALUES (?1, ?2, ?3, ?4, ?4, ?4, ?5)
+		ON CONFLICT (target, week) DO UPDATE SET
+			claimed_by = excluded.claimed_by, posted_at = excluded.posted_at, message_ts = excluded.message_ts
+		WHERE digests.posted_at IS NULL`,
+		target, week, owner, micros(at), messageTS)
+	if err != nil {
+		return fmt.Errorf("mark digest %s/%s posted: %w", target, week, err)
+	}
+	return nil
+}
+
+// DigestPosted implements store.Store.
+func (s *Store) DigestPosted(ctx context.Context, target, week string) (store.DigestRecord, bool, error) {
+	r := store.DigestRecord{Target: target, Week: week}
+	var (
+		claimedAt int64
+		postedAt  sql.NullInt64
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT claimed_by, claimed_at, posted_at, message_ts FROM digests WHERE target = ? AND week = ?`,
+		target, week).Scan(&r.ClaimedBy, &claimedAt, &postedAt, &r.MessageTS)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.DigestRecord{}, false, nil
+	}
+	if err != nil {
+		return store.DigestRecord{}, false, fmt.Errorf("get digest %s/%s: %w", target, week, err)
+	}
+	r.ClaimedAt = fromMicros(claimedAt)
+	if postedAt.Valid {
+		t := fromMicros(postedAt.Int64)
+		r.PostedAt = &t
+	}
+	return r, r.PostedAt != nil, nil
+}
+
+// Purge implements store.Store.
+func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
+	b, now := micros(before), micros(s.now())
+	var total int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for _, q := range []struct {
+			query string
+			args  []any
+		}{
+			{`DELETE FROM suggestions WHERE at < ?`, []any{b}},
+			{`DELETE FROM feedback WHERE at < ?`, []any{b}},
+			{`DELETE FROM replies WHERE updated < ?`, []any{b}},
+			{`DELETE FROM reply_claims WHERE expires_at <= ?`, []any{now}},
+			{`DELETE FROM claims WHERE expires_at <= ?`, []any{now}},
+		} {
+			res, err := tx.ExecContext(ctx, q.query, q.args...)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			total += n
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge before %s: %w", before.UTC().Format(time.RFC3339), err)
+	}
+	return total, nil
+}
+
+// Ping implements store.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping sqlite store: %w", err)
+	}
+	return nil
+}
+
+// Close implements store.Store.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close sqlite store: %w", err)
+	}
+	return nil
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// scoredCase is how a store.ScoredCase is kept in JSON.
+type scoredCase struct {
+	CaseID string  `json:"case_id"`
+	Score  float64 `json:"score"`
+}
+
+func encodeCases(cs []store.ScoredCase) []scoredCase {
+	out := make([]scoredCase, len(cs))
+	for i, c := range cs {
+		out[i] = scoredCase{CaseID: c.CaseID, Score: c.Score}
+	}
+	return out
+}
+
+func decodeCases(cs []scoredCase) []store.ScoredCase {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]store.ScoredCase, len(cs))
+	for i, c := range cs {
+		out[i] = store.ScoredCase{CaseID: c.CaseID, Score: c.Score}
+	}
+	return out
+}
+
+// jsonList encodes a list as a JSON array, "[]" when empty.
+func jsonList[T any](v []T) (string, error) {
+	if len(v) == 0 {
+		return "[]", nil
+	}
+	data, err := json.Marshal(v)
+	return string(data), err
+}
+
+// unmarshalList decodes a JSON array, leaving v nil when it is empty.
+func unmarshalList[T any](data string, v *[]T) error {
+	if err := json.Unmarshal([]byte(data), v); err != nil {
+		return err
+	}
+	if len(*v) == 0 {
+		*v = nil
+	}
+	return nil
+}

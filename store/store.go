@@ -1,0 +1,153 @@
+// Package store keeps incidentbot's activity that must survive a restart:
+// the suggestions the bot made, the feedback votes it received, the replies
+// it posted, the claims replicas take so that work is done once, and the
+// weekly digests it posted.
+//
+// The package holds the types, the Store interface and Buffered, a write
+// buffer that keeps event handling from waiting on a slow or failing store.
+// The implementations live in the subpackages sqlite (embedded, the default)
+// and postgres; storetest is the contract suite both pass.
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Source is what started a suggestion.
+type Source string
+
+// The sources of a suggestion.
+const (
+	SourceAlert    Source = "alert"
+	SourcePerson   Source = "person"
+	SourceCommand  Source = "command"
+	SourceShortcut Source = "shortcut"
+	SourceMention  Source = "mention"
+)
+
+// ScoredCase is a case the bot suggested, with its score.
+type ScoredCase struct {
+	CaseID string
+	Score  float64
+}
+
+// Suggestion is one time the bot suggested past cases.
+type Suggestion struct {
+	// Key is unique per suggestion event, e.g. "C123:1700000000.000100".
+	// Recording the same key twice keeps one row: Slack redelivers events and
+	// several replicas may handle one.
+	Key        string
+	Time       time.Time
+	Channel    string
+	Private    bool // the channel is private
+	Thread     string
+	Source     Source
+	Lang       string       // "en" or "ko"
+	Symptoms   []string     // tag ids extracted from the text
+	Components []string     // component tag ids
+	Cases      []ScoredCase // the suggested cases, best first
+}
+
+// Vote is a feedback vote on a suggested case.
+type Vote string
+
+// The votes.
+const (
+	Helpful     Vote = "helpful"
+	NotRelevant Vote = "not_relevant"
+)
+
+// Feedback is one person's vote on one case the bot suggested.
+type Feedback struct {
+	Time    time.Time
+	Channel string
+	Private bool
+	Message string // ts of the bot's reply that carried the buttons
+	User    string
+	CaseID  string
+	Vote    Vote
+	// Query is the text that was matched. It is kept locally for curating
+	// cases; digests never show it.
+	Query string
+}
+
+// Reply is the bot's reply in a thread, kept so that a later message in the
+// thread updates it instead of posting another.
+type Reply struct {
+	Channel string
+	Thread  string
+	ReplyTS string
+	Lang    string
+	CaseIDs []string
+	Updated time.Time
+}
+
+// DigestRecord is the state of one weekly digest for one target.
+type DigestRecord struct {
+	Target    string
+	Week      string
+	ClaimedBy string
+	ClaimedAt time.Time
+	PostedAt  *time.Time // nil until the digest is posted
+	MessageTS string
+}
+
+// Store keeps incidentbot's activity. Implementations are safe for
+// concurrent use, also by several processes sharing one database. Times are
+// returned in UTC with at least millisecond precision; empty lists come back
+// nil.
+type Store interface {
+	// RecordSuggestion records s. Recording a Key again is a no-op.
+	RecordSuggestion(ctx context.Context, s Suggestion) error
+	// RecordFeedback records one vote per (Channel, Message, CaseID, User).
+	// A repeat of the same vote is not counted again (counted is false); a
+	// changed vote replaces the old one (counted is true).
+	RecordFeedback(ctx context.Context, f Feedback) (counted bool, err error)
+	// Suggestions returns the suggestions with Time in [from, to), oldest
+	// first.
+	Suggestions(ctx context.Context, from, to time.Time) ([]Suggestion, error)
+	// Feedback returns the votes with Time in [from, to), oldest first.
+	Feedback(ctx context.Context, from, to time.Time) ([]Feedback, error)
+	// CaseFeedback counts the current votes on a case.
+	CaseFeedback(ctx context.Context, caseID string) (helpful, notRelevant int, err error)
+
+	// PutReply records or replaces the reply in (r.Channel, r.Thread).
+	PutReply(ctx context.Context, r Reply) error
+	// GetReply returns the reply in a thread; ok is false when there is none.
+	GetReply(ctx context.Context, channel, thread string) (r Reply, ok bool, err error)
+	// ClaimReply lets several replicas agree which one posts the first reply
+	// in a thread. It returns true when the thread has no reply and no live
+	// claim by another owner; the claim then lives for ttl. The owner of a
+	// live claim may claim again, which extends it.
+	ClaimReply(ctx context.Context, channel, thread, owner string, ttl time.Duration) (bool, error)
+	// Claim is a once-only claim on key, e.g. a Slack event id: it returns
+	// true for the first caller, whoever the owner, while the claim lives
+	// (ttl). An expired claim may be taken again.
+	Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
+
+	// ClaimDigest returns true only if the digest for (target, week) is not
+	// posted and no live lease on it is held by another owner; the lease then
+	// lives for lease. False may also mean that another replica is claiming
+	// it at this moment.
+	ClaimDigest(ctx context.Context, target, week, owner string, lease time.Duration) (bool, error)
+	// MarkDigestPosted records that owner posted the digest for (target,
+	// week) as messageTS at the given time. The first mark wins: marking a
+	// posted digest again changes nothing.
+	MarkDigestPosted(ctx context.Context, target, week, owner, messageTS string, at time.Time) error
+	// DigestPosted returns the record of the digest for (target, week); posted
+	// is true only when the digest was posted. A record that was only
+	// claimed is returned with posted false.
+	DigestPosted(ctx context.Context, target, week string) (r DigestRecord, posted bool, err error)
+
+	// Purge deletes the suggestions, feedback and replies older than before,
+	// and every claim that has expired (an expired claim may be taken again,
+	// so deleting it changes nothing else). Digest records are kept: they
+	// are small and needed for exactly-once posting. It returns the number
+	// of rows deleted.
+	Purge(ctx context.Context, before time.Time) (int64, error)
+	// Ping checks that the store can be reached.
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close() error
+}
