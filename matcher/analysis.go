@@ -16,9 +16,9 @@ import (
 type script uint8
 
 const (
-	latin script = iota // letters and digits of alphabetic scripts
-	hangul              // Korean syllables and jamo
-	cjk                 // Han, Hiragana, Katakana
+	latin  script = iota // letters and digits of alphabetic scripts
+	hangul               // Korean syllables and jamo
+	cjk                  // Han, Hiragana, Katakana
 )
 
 // word is one word of a text, normalised.

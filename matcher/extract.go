@@ -60,7 +60,13 @@ func (e *Extractor) add(tag *cases.Tag, text string) {
 	ph := &phrase{tag: tag, text: text}
 	allHangul := true
 	n := normalize(text)
-	for _, w := range splitWords(n) {
+	ws := splitWords(n)
+	content := slices.ContainsFunc(ws, func(w word) bool { return w.script != latin || !phraseFiller[w.text] })
+	for _, w := range ws {
+		if content && w.script == latin && phraseFiller[w.text] {
+			// "certificate has expired" also matches "certificate expired".
+			continue
+		}
 		pw := phraseWord{s: w.stem}
 		switch {
 		case w.script != latin:
@@ -76,17 +82,27 @@ func (e *Extractor) add(tag *cases.Tag, text string) {
 	if len(ph.words) == 0 {
 		return
 	}
-	first := ph.words[0]
-	if first.prefix {
-		e.prefix[first.s] = append(e.prefix[first.s], ph)
-	} else {
-		e.exact[first.s] = append(e.exact[first.s], ph)
+	e.index(ph)
+	if len(ph.words) == 2 && ph.words[0].s != ph.words[1].s {
+		// Two-word phrases match in either order: "high latency" also finds
+		// "latency is high", "인증서 만료" also "만료된 인증서".
+		rev := &phrase{tag: ph.tag, text: ph.text, words: []phraseWord{ph.words[1], ph.words[0]}}
+		e.index(rev)
 	}
 	if allHangul && len(ph.words) > 1 {
 		for _, w := range ph.words {
 			ph.joined += w.s
 		}
 		e.hangul = append(e.hangul, ph)
+	}
+}
+
+func (e *Extractor) index(ph *phrase) {
+	first := ph.words[0]
+	if first.prefix {
+		e.prefix[first.s] = append(e.prefix[first.s], ph)
+	} else {
+		e.exact[first.s] = append(e.exact[first.s], ph)
 	}
 }
 
@@ -198,3 +214,10 @@ func matchAt(ph *phrase, words []word, i int) bool {
 	}
 	return true
 }
+
+// phraseFiller are the words a phrase may leave out in the text: articles,
+// auxiliaries and prepositions. Words that carry meaning in operations talk
+// (down, out, up, no, not, can't) are not among them.
+var phraseFiller = map[string]bool{"a": true, "an": true, "the": true, "is": true, "are": true, "was": true,
+	"were": true, "be": true, "been": true, "being": true, "has": true, "have": true, "had": true, "of": true,
+	"to": true, "for": true, "in": true, "on": true, "at": true, "by": true, "with": true, "from": true}

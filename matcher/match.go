@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
@@ -31,7 +32,8 @@ type Mode int
 const (
 	// Combined ranks by shared tags and text relevance together.
 	Combined Mode = iota
-	// TextOnly ranks by bleve's text relevance alone: the baseline.
+	// TextOnly ranks by bleve's text relevance alone, with no tags and no
+	// confidence floor: the baseline the evaluation compares against.
 	TextOnly
 )
 
@@ -50,6 +52,8 @@ type Options struct {
 	Mode Mode
 	// NoVote turns off tags voted by the most similar cases.
 	NoVote bool
+	// Tuning overrides DefaultTuning when set.
+	Tuning *Tuning
 }
 
 // Matcher answers which cases of a library are most like a text. It is safe
@@ -64,6 +68,9 @@ type Matcher struct {
 
 	byTag map[string][]*cases.Case // "symptom:x" -> cases
 	idf   map[string]float64
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // New indexes the library.
@@ -76,6 +83,10 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	}
 	if opts.Floor == 0 {
 		opts.Floor = DefaultFloor
+	}
+	if opts.Tuning == nil {
+		t := DefaultTuning
+		opts.Tuning = &t
 	}
 	idx, reused, err := buildIndex(lib, opts.IndexDir, opts.Scoring)
 	if err != nil {
@@ -98,8 +109,11 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 // Reused reports whether the index was opened from disk rather than built.
 func (m *Matcher) Reused() bool { return m.reuse }
 
-// Close releases the index.
-func (m *Matcher) Close() error { return m.idx.Close() }
+// Close releases the index. It may be called more than once.
+func (m *Matcher) Close() error {
+	m.closeOnce.Do(func() { m.closeErr = m.idx.Close() })
+	return m.closeErr
+}
 
 // Library returns the library the matcher answers from.
 func (m *Matcher) Library() *cases.Library { return m.lib }
@@ -131,6 +145,8 @@ type Result struct {
 	Symptoms   []Tag   // symptoms the text and the case share
 	Components []Tag   // components the text and the case share
 	Terms      []string
+	TagScore   float64 // share of the query's tags the case carries, weighted by rarity (0 to 1)
+	TextScore  float64 // bleve's relevance score of the case's text (0 when only tags found it)
 }
 
 // Answer is what the matcher says about a text.
@@ -142,7 +158,10 @@ type Answer struct {
 }
 
 // resolvedNotice matches alerts that announce the end of a problem.
-var resolvedNotice = regexp.MustCompile(`(?i)^\W*(\[\s*resolved\b|resolved\s*:|\[ok\]|ok\s*:|recovered\s*:|\[해결\]|\[복구\]|해결\s*:|복구\s*:)`)
+var resolvedNotice = regexp.MustCompile(`(?i)^\W*(\[\s*(resolved|ok|recovered|해결|복구|정상)[^\]]*\]|(resolved|recovered|ok)\s*:|(해결|복구|정상화)(됨|완료)?\s*:)`)
+
+// votedPhrase is the Phrase of a tag voted by the nearest cases.
+const votedPhrase = "similar cases"
 
 // maxQueryWords bounds the words sent to bleve for one text.
 const maxQueryWords = 80
@@ -156,6 +175,17 @@ func (m *Matcher) Match(ctx context.Context, text string, top int) (*Answer, err
 		return ans, nil
 	}
 	return m.rank(ctx, ans, text, Filters{}, top, true)
+}
+
+// Rank returns the top cases most like text with no confidence floor: the
+// ranking itself, for evaluation and for "show more" lookups that must
+// answer something.
+func (m *Matcher) Rank(ctx context.Context, text string, top int) (*Answer, error) {
+	ans := &Answer{Lang: DetectLang(text)}
+	if top <= 0 || strings.TrimSpace(text) == "" {
+		return ans, nil
+	}
+	return m.rank(ctx, ans, text, Filters{}, top, false)
 }
 
 // Search answers a lookup: free text with optional filters (see ParseQuery).
@@ -380,19 +410,39 @@ type candidate struct {
 	tag   float64
 }
 
-// Tuning of the ranking, chosen on the evaluation set (see matcher/eval).
-const (
-	textHalf      = 4.0  // the bleve score that counts as half-way relevant
-	tagWeight     = 0.65 // share of the score from shared tags
-	voteTop       = 5    // cases whose tags are voted
-	voteMin       = 0.45 // share of the vote a tag needs to be added
-	voteWeight    = 0.5  // weight of a voted tag beside a phrase match
-	textOnlyFloor = 0.55 // text relevance needed when no tag was found
-	retrieveSize  = 60
-)
+// Tuning holds the ranking's constants. The defaults were chosen on the
+// evaluation set (go run ./matcher/cmd/eval -sweep); they are exported so the
+// evaluation can compare settings.
+type Tuning struct {
+	TextHalf       float64 // the bleve score that counts as half-way relevant
+	TagWeight      float64 // share of the score from shared tags
+	VoteTop        int     // nearest cases whose tags are voted
+	VoteMin        float64 // share of the vote a tag needs to be added
+	VoteWeight     float64 // weight of a voted tag beside a phrase match
+	TextOnlyFloor  float64 // saturated text relevance needed when no tag was found
+	ComponentFloor float64 // saturated text relevance needed when only components were found
+}
+
+// DefaultTuning is the tuning the matcher uses unless told otherwise.
+var DefaultTuning = Tuning{
+	TextHalf:       0.2,
+	TagWeight:      0.6,
+	VoteTop:        5,
+	VoteMin:        0.45,
+	VoteWeight:     0.5,
+	TextOnlyFloor:  0.8,
+	ComponentFloor: 0.6,
+}
+
+// retrieveSize is how many text hits are ranked.
+const retrieveSize = 60
 
 func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters, top int, floor bool) (*Answer, error) {
-	signals := m.ext.Extract(text)
+	tu := m.opts.Tuning
+	var signals []Signal
+	if m.opts.Mode != TextOnly {
+		signals = m.ext.Extract(text)
+	}
 	tq, surface := m.textQuery(text, ans.Lang)
 	fq := filterQuery(f)
 
@@ -444,9 +494,7 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 			ans.Components = append(ans.Components, s)
 		}
 	}
-	if m.opts.Mode == TextOnly {
-		weights = map[string]float64{}
-	} else if !m.opts.NoVote {
+	if m.opts.Mode != TextOnly && !m.opts.NoVote {
 		m.vote(ans, hits, weights)
 	}
 
@@ -459,12 +507,18 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 			}
 		}
 	}
+	var best float64
+	for _, h := range hits {
+		best = max(best, h.Score)
+	}
 	for _, cd := range cands {
 		if !f.Empty() && !passes(cd.c, f) {
 			cd.score = -1
 			continue
 		}
-		textNorm := cd.text / (cd.text + textHalf)
+		// Relative to the best hit, scaled by how good the best hit is: the
+		// case the text singles out scores high, the rest fall away fast.
+		textNorm := cd.text / (best + tu.TextHalf)
 		if tagTotal == 0 {
 			cd.score = textNorm
 			continue
@@ -482,7 +536,7 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 			// Prefer the case whose own tags the text covers best.
 			cd.tag *= 0.8 + 0.2*float64(n)/float64(nt)
 		}
-		cd.score = tagWeight*cd.tag + (1-tagWeight)*textNorm
+		cd.score = tu.TagWeight*cd.tag + (1-tu.TagWeight)*textNorm
 	}
 	slices.SortFunc(cands, func(a, b *candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -494,17 +548,32 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 		return cmp.Compare(a.c.ID, b.c.ID)
 	})
 
-	hasPhrase := len(ans.Symptoms)+len(ans.Components) > 0 && m.opts.Mode != TextOnly
+	// The text must signal a problem: a symptom in its own words, or a
+	// component together with text that clearly resembles a case, or text
+	// that all but repeats one.
+	symptom := slices.ContainsFunc(ans.Symptoms, func(s Signal) bool { return s.Phrase != votedPhrase })
+	component := slices.ContainsFunc(ans.Components, func(s Signal) bool { return s.Phrase != votedPhrase })
 	for _, cd := range cands {
 		if len(ans.Results) == top || cd.score < 0 {
 			break
 		}
-		if floor {
+		if floor && m.opts.Mode == TextOnly {
+			// The baseline is a plain text query: it has no notion of
+			// confidence, so it answers whenever bleve finds anything.
+			if cd.text <= 0 {
+				break
+			}
+		} else if floor {
 			if cd.score < m.opts.Floor {
 				break
 			}
-			if !hasPhrase && cd.text/(cd.text+textHalf) < textOnlyFloor {
-				break
+			textAbs := cd.text / (cd.text + tu.TextHalf)
+			switch {
+			case symptom:
+			case component && textAbs >= tu.ComponentFloor:
+			case textAbs >= tu.TextOnlyFloor && len(cd.terms) >= 3:
+			default:
+				continue
 			}
 		}
 		ans.Results = append(ans.Results, m.explain(cd, weights, ans.Lang))
@@ -523,26 +592,27 @@ func (m *Matcher) idfOf(key string) float64 {
 // cases share, so that text which names a problem without the taxonomy's
 // words still finds cases by tag.
 func (m *Matcher) vote(ans *Answer, hits search.DocumentMatchCollection, weights map[string]float64) {
+	tu := m.opts.Tuning
 	if len(hits) == 0 {
 		return
 	}
 	votes := map[string]float64{}
 	var total float64
 	for i, h := range hits {
-		if i == voteTop {
+		if i == tu.VoteTop {
 			break
 		}
 		c, ok := m.lib.Get(h.ID)
 		if !ok {
 			continue
 		}
-		w := h.Score / (h.Score + textHalf)
+		w := h.Score / (h.Score + tu.TextHalf)
 		total += w
 		for _, k := range tagKeys(c) {
 			votes[k] += w
 		}
 	}
-	if total == 0 || hits[0].Score/(hits[0].Score+textHalf) < 0.5 {
+	if total == 0 || hits[0].Score/(hits[0].Score+tu.TextHalf) < 0.5 {
 		return
 	}
 	keys := slices.Sorted(func(yield func(string) bool) {
@@ -554,15 +624,15 @@ func (m *Matcher) vote(ans *Answer, hits search.DocumentMatchCollection, weights
 	})
 	for _, k := range keys {
 		share := votes[k] / total
-		if share < voteMin {
+		if share < tu.VoteMin {
 			continue
 		}
 		if _, ok := weights[k]; ok {
 			continue
 		}
-		weights[k] = voteWeight * share
+		weights[k] = tu.VoteWeight * share
 		kind, id, _ := strings.Cut(k, ":")
-		s := Signal{ID: id, Phrase: "similar cases", Weight: weights[k]}
+		s := Signal{ID: id, Phrase: votedPhrase, Weight: weights[k]}
 		if kind == "symptom" {
 			s.Kind = cases.KindSymptom
 			ans.Symptoms = append(ans.Symptoms, s)
@@ -617,7 +687,7 @@ func matchedTerms(h *search.DocumentMatch, surface map[string]string) []string {
 }
 
 func (m *Matcher) explain(cd *candidate, weights map[string]float64, lang cases.Lang) Result {
-	r := Result{Case: cd.c, Score: math.Round(min(max(cd.score, 0), 1)*1000) / 1000, Terms: cd.terms}
+	r := Result{Case: cd.c, Score: math.Round(min(max(cd.score, 0), 1)*1000) / 1000, Terms: cd.terms, TagScore: cd.tag, TextScore: cd.text}
 	if len(r.Terms) > 8 {
 		r.Terms = r.Terms[:8]
 	}
@@ -633,3 +703,6 @@ func (m *Matcher) explain(cd *candidate, weights map[string]float64, lang cases.
 	}
 	return r
 }
+
+// Case returns the library's case with the given id.
+func (m *Matcher) Case(id string) (*cases.Case, bool) { return m.lib.Get(id) }

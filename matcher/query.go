@@ -29,8 +29,8 @@ var filterKeys = map[string]string{
 	"component": "component", "components": "component",
 	"root_cause": "root_cause", "rootcause": "root_cause", "cause": "root_cause",
 	"contributing": "contributing",
-	"org": "org",
-	"since": "since",
+	"org":          "org",
+	"since":        "since",
 }
 
 // ParseQuery splits a lookup into free text and filters written as

@@ -23,6 +23,7 @@ Usage:
   incidentbot cases validate [PATH...]
   incidentbot cases list [--json] [--cases PATH]... [--builtin=true|false]
   incidentbot cases stats [--cases PATH]... [--builtin=true|false]
+  incidentbot run [flags]            run the Slack bot (see incidentbot run --help)
   incidentbot help
 
 Run "incidentbot COMMAND --help" for a command's flags.
@@ -89,6 +90,8 @@ func dispatch(ctx context.Context, args []string, e env) error {
 		return cmdShow(rest, e)
 	case "cases":
 		return cmdCases(rest, e)
+	case "run":
+		return cmdRun(ctx, rest, e)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(e.stdout, usage)
 		return errHelp

@@ -160,17 +160,27 @@ func Run(ctx context.Context, m *matcher.Matcher, qs []Query) (Metrics, error) {
 			}
 		}
 
+		// hit@3 is what a user sees: a relevant case among the first
+		// three of the answer, after the confidence floor. MRR and nDCG@5
+		// measure the ranking itself, floor aside, as the baseline has none.
 		hit := 0.0
+		for i, r := range ans.Results {
+			if i < 3 && gain(q, r.Case) >= relevant {
+				hit = 1
+				break
+			}
+		}
+		ranked, err := m.Rank(ctx, q.Text, 5)
+		if err != nil {
+			return mt, fmt.Errorf("query %s: %w", q.ID, err)
+		}
 		rr := 0.0
 		var dcg float64
 		var gains []float64
-		for i, r := range ans.Results {
+		for i, r := range ranked.Results {
 			g := gain(q, r.Case)
 			if g >= relevant && rr == 0 {
 				rr = 1 / float64(i+1)
-			}
-			if g >= relevant && i < 3 {
-				hit = 1
 			}
 			dcg += (math.Pow(2, g) - 1) / math.Log2(float64(i+2))
 		}

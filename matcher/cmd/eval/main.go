@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/incidentbot/incidentbot/cases"
@@ -22,7 +23,31 @@ func main() {
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
 	misses := flag.Bool("misses", false, "list the queries each run missed")
 	scoring := flag.String("scoring", matcher.BM25, "bleve scoring model: bm25 or tfidf")
+	sweep := flag.Bool("sweep", false, "try a grid of ranking tunings and print each")
+	debug := flag.Bool("debug", false, "print every query's signals and top results with their score parts (test library)")
+	tags := flag.String("tags", "", "print the queries whose phrase-extracted tags miss gold tags (fn) or add wrong ones (fp)")
 	flag.Parse()
+	if *tags != "" {
+		if err := runTags(*queries, *tags); err != nil {
+			fmt.Fprintln(os.Stderr, "eval:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *debug {
+		if err := runDebug(*queries, *library); err != nil {
+			fmt.Fprintln(os.Stderr, "eval:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *sweep {
+		if err := runSweep(*queries, *library, *scoring); err != nil {
+			fmt.Fprintln(os.Stderr, "eval:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*queries, *library, *scoring, *misses); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
@@ -70,5 +95,134 @@ func run(queries, library, scoring string, misses bool) error {
 			fmt.Printf("  missed: %s\n  answered chatter: %s\n", strings.Join(mt.Misses, " "), strings.Join(mt.Noisy, " "))
 		}
 	}
+	return nil
+}
+
+func runSweep(queries, library, scoring string) error {
+	qs, err := eval.Load(queries)
+	if err != nil {
+		return err
+	}
+	tax := cases.DefaultTaxonomy()
+	test, err := cases.Load(library, tax)
+	if err != nil {
+		return err
+	}
+	builtin, err := cases.Builtin(tax)
+	if err != nil {
+		return err
+	}
+	testLib, _ := cases.NewLibrary(test)
+	builtinLib, _ := cases.NewLibrary(builtin)
+	for _, half := range []float64{0.1, 0.2, 0.4} {
+		for _, tw := range []float64{0.4, 0.5, 0.6} {
+			for _, rel := range []float64{0.2} {
+				for _, vm := range []float64{0.5, 1.1} {
+					tu := matcher.DefaultTuning
+					tu.TextHalf, tu.TagWeight, tu.VoteMin = half, tw, vm
+					var line []string
+					for _, lib := range []*cases.Library{testLib, builtinLib} {
+						m, err := matcher.New(lib, matcher.Options{Scoring: scoring, Tuning: &tu})
+						if err != nil {
+							return err
+						}
+						mt, err := eval.Run(context.Background(), m, qs)
+						m.Close()
+						if err != nil {
+							return err
+						}
+						line = append(line, fmt.Sprintf("hit3 %.3f ndcg %.3f sil %.3f ko %.3f en %.3f tagP %.2f tagR %.2f", mt.Hit3, mt.NDCG5, mt.Silence, mt.Hit3Ko, mt.Hit3En, mt.TagP, mt.TagR))
+					}
+					fmt.Printf("half %.2f tw %.2f rel %.1f vote %.2f | %s | %s\n", half, tw, rel, vm, line[0], line[1])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func runDebug(queries, library string) error {
+	qs, err := eval.Load(queries)
+	if err != nil {
+		return err
+	}
+	set, err := cases.Load(library, cases.DefaultTaxonomy())
+	if err != nil {
+		return err
+	}
+	lib, _ := cases.NewLibrary(set)
+	m, err := matcher.New(lib, matcher.Options{Floor: 0.0001, Tuning: &matcher.Tuning{TextHalf: 4, TagWeight: 0.5, VoteTop: 5, VoteMin: 2}})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	for _, q := range qs {
+		ans, err := m.Match(context.Background(), q.Text, 3)
+		if err != nil {
+			return err
+		}
+		var sig []string
+		for _, s := range ans.Symptoms {
+			sig = append(sig, s.ID)
+		}
+		for _, s := range ans.Components {
+			sig = append(sig, s.ID)
+		}
+		fmt.Printf("%s %s gold=%s/%v/%v sig=%v\n", q.ID, q.Kind, q.Case, q.Symptoms, q.Components, sig)
+		for _, r := range ans.Results {
+			fmt.Printf("    %s score %.3f tag %.3f text %.2f\n", r.Case.ID, r.Score, r.TagScore, r.TextScore)
+		}
+	}
+	return nil
+}
+
+// runTags lists where the taxonomy's phrases miss a gold tag (fn) or find a
+// wrong one (fp), with the phrase that fired, for tuning cases/taxonomy.yaml.
+func runTags(queries, mode string) error {
+	if mode != "fn" && mode != "fp" {
+		return fmt.Errorf("-tags takes fn or fp")
+	}
+	qs, err := eval.Load(queries)
+	if err != nil {
+		return err
+	}
+	ext := matcher.NewExtractor(cases.DefaultTaxonomy())
+	count := map[string]int{}
+	for _, q := range qs {
+		want := slices.Concat(q.Symptoms, q.Components)
+		got := map[string]string{}
+		for _, s := range ext.Extract(q.Text) {
+			if s.Kind == cases.KindSymptom || s.Kind == cases.KindComponent {
+				got[s.ID] = s.Phrase
+			}
+		}
+		var list []string
+		if mode == "fn" {
+			for _, w := range want {
+				if _, ok := got[w]; !ok {
+					list = append(list, w)
+				}
+			}
+		} else {
+			for g, p := range got {
+				if !slices.Contains(want, g) {
+					list = append(list, fmt.Sprintf("%s<%s>", g, p))
+				}
+			}
+		}
+		if len(list) == 0 {
+			continue
+		}
+		slices.Sort(list)
+		for _, l := range list {
+			count[l]++
+		}
+		text := strings.Join(strings.Fields(q.Text), " ")
+		if len(text) > 300 {
+			text = text[:300]
+		}
+		fmt.Printf("%s %s %v\n    %s\n", q.ID, mode, list, text)
+	}
+	fmt.Printf("\n%d distinct\n", len(count))
 	return nil
 }

@@ -1,0 +1,428 @@
+// Package bot is incidentbot in Slack: a Socket Mode client that replies in
+// thread to alerts and messages in incident channels with the most similar
+// past cases, answers the /incidents command, app mentions and the "Find
+// similar incidents" shortcut, and records feedback. It is the only package
+// that imports slack-go.
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+// Searcher finds cases like a text; *matcher.Matcher implements it.
+type Searcher interface {
+	Match(ctx context.Context, text string, top int) (*matcher.Answer, error)
+	Search(ctx context.Context, query string, top int) (*matcher.Answer, error)
+	Case(id string) (*cases.Case, bool)
+}
+
+// Recorder keeps what the bot suggested and the votes it got. Its methods
+// must not block: a store behind it buffers and retries.
+type Recorder interface {
+	RecordSuggestion(Suggestion)
+	RecordFeedback(Feedback)
+}
+
+// Source says what a suggestion answered.
+type Source string
+
+// The sources of suggestions.
+const (
+	FromAlert    Source = "alert"
+	FromPerson   Source = "person"
+	FromCommand  Source = "command"
+	FromShortcut Source = "shortcut"
+	FromMention  Source = "mention"
+)
+
+// ScoredCase is a suggested case with its score.
+type ScoredCase struct {
+	ID    string
+	Score float64
+}
+
+// Suggestion is one answer the bot gave.
+type Suggestion struct {
+	Key        string // unique per answered event
+	Time       time.Time
+	Channel    string
+	Private    bool
+	Thread     string
+	Source     Source
+	Lang       cases.Lang
+	Symptoms   []string
+	Components []string
+	Cases      []ScoredCase
+}
+
+// Feedback is one vote on a suggested case.
+type Feedback struct {
+	Time    time.Time
+	Channel string
+	Private bool
+	Message string // ts of the reply that carried the button
+	User    string
+	CaseID  string
+	Helpful bool
+	Query   string // the text that was matched, when the bot still has it
+}
+
+// Options configure the bot. Tokens come from the environment, parsed in
+// cmd; the bot never logs them.
+type Options struct {
+	AppToken string // xapp-…
+	BotToken string // xoxb-…
+	APIURL   string // Slack Web API base URL; empty for Slack itself
+
+	ChannelPatterns []string // incident channel name patterns (path.Match), e.g. inc-*
+	ChannelIDs      []string // incident channel ids
+
+	Top         int           // cases per reply; default 3
+	DefaultLang cases.Lang    // reply language when the text does not tell; default en
+	Workers     int           // default 4
+	QueueSize   int           // default 1000
+	PostEvery   time.Duration // per-channel pacing; default 1s
+	Grace       time.Duration // shutdown drain; default 10s
+	AlertRepeat time.Duration // the same alert again within this gets no reply; default 30m
+	DedupeTTL   time.Duration // how long event ids are remembered; default 15m
+
+	Logger   *slog.Logger
+	Registry *prometheus.Registry // metrics; a new one when nil
+	Recorder Recorder             // optional
+	State    State                // shared state; in memory when nil
+	Taxonomy *cases.Taxonomy      // tag labels; the default taxonomy when nil
+}
+
+func (o *Options) defaults() {
+	if o.Top <= 0 {
+		o.Top = 3
+	}
+	if o.DefaultLang == "" {
+		o.DefaultLang = cases.English
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 1000
+	}
+	if o.PostEvery <= 0 {
+		o.PostEvery = time.Second
+	}
+	if o.Grace <= 0 {
+		o.Grace = 10 * time.Second
+	}
+	if o.AlertRepeat <= 0 {
+		o.AlertRepeat = 30 * time.Minute
+	}
+	if o.DedupeTTL <= 0 {
+		o.DedupeTTL = 15 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.State == nil {
+		o.State = newMemState(time.Now)
+	}
+	if o.Taxonomy == nil {
+		o.Taxonomy = cases.DefaultTaxonomy()
+	}
+}
+
+// CheckTokens checks the form of the tokens, so that a wrong variable fails
+// at start with a message saying which to set. It never echoes a token.
+func CheckTokens(appToken, botToken string) error {
+	switch {
+	case appToken == "":
+		return errors.New("SLACK_APP_TOKEN is not set: set it to the app-level token (xapp-…) with the connections:write scope")
+	case !strings.HasPrefix(appToken, "xapp-"):
+		return errors.New("SLACK_APP_TOKEN does not start with xapp-: use the app-level token from Basic Information → App-Level Tokens")
+	case botToken == "":
+		return errors.New("SLACK_BOT_TOKEN is not set: set it to the bot token (xoxb-…) from OAuth & Permissions")
+	case !strings.HasPrefix(botToken, "xoxb-"):
+		return errors.New("SLACK_BOT_TOKEN does not start with xoxb-: use the Bot User OAuth Token from OAuth & Permissions")
+	}
+	return nil
+}
+
+// Bot is incidentbot's Socket Mode client.
+type Bot struct {
+	search Searcher
+	opts   Options
+	log    *slog.Logger
+	m      *metrics
+	q      *queue
+
+	api    *slack.Client
+	client *socketmode.Client
+	post   *poster
+
+	userID, botID string // ours, from auth.test
+	appID         atomic.Value
+
+	connected atomic.Bool
+	threads   *threads
+	channels  *channelCache
+	shares    *shareCache
+
+	searchMu sync.RWMutex
+}
+
+// New makes a bot; Run connects it.
+func New(s Searcher, opts Options) (*Bot, error) {
+	if err := CheckTokens(opts.AppToken, opts.BotToken); err != nil {
+		return nil, err
+	}
+	opts.defaults()
+	for _, p := range opts.ChannelPatterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("channel pattern %q: %w", p, err)
+		}
+	}
+	b := &Bot{search: s, opts: opts, log: opts.Logger, threads: newThreads(20000), shares: newShareCache(2000)}
+	b.q = newQueue(opts.Workers, opts.QueueSize, func() { b.m.dropped.Inc() })
+	b.m = newMetrics(opts.Registry, func() float64 { return float64(b.q.len()) })
+	apiOpts := []slack.Option{slack.OptionAppLevelToken(opts.AppToken), slack.OptionHTTPClient(&http.Client{Timeout: 15 * time.Second})}
+	if opts.APIURL != "" {
+		u := opts.APIURL
+		if !strings.HasSuffix(u, "/") {
+			u += "/"
+		}
+		apiOpts = append(apiOpts, slack.OptionAPIURL(u))
+	}
+	b.api = slack.New(opts.BotToken, apiOpts...)
+	b.post = newPoster(b.api, opts.PostEvery, b.log, b.m)
+	b.channels = newChannelCache(b.api, opts.ChannelPatterns, opts.ChannelIDs)
+	return b, nil
+}
+
+// SetSearcher swaps the searcher, for reloading the case library; events
+// already being handled finish with the old one.
+func (b *Bot) SetSearcher(s Searcher) {
+	b.searchMu.Lock()
+	b.search = s
+	b.searchMu.Unlock()
+}
+
+func (b *Bot) searcher() Searcher {
+	b.searchMu.RLock()
+	defer b.searchMu.RUnlock()
+	return b.search
+}
+
+// Healthy reports whether the Socket Mode connection is up.
+func (b *Bot) Healthy() bool { return b.connected.Load() }
+
+// Handler serves GET /healthz (200 while connected, 503 otherwise) and GET
+// /metrics in the Prometheus text format.
+func (b *Bot) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if !b.Healthy() {
+			http.Error(w, "socket mode: not connected", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(b.opts.Registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// ErrAuth is returned when Slack rejects the tokens.
+var ErrAuth = errors.New("slack rejected the tokens")
+
+// Run connects to Slack and handles events until ctx ends, then stops
+// taking events, finishes those in flight within the grace period and
+// returns nil. It returns an error when it cannot start (bad tokens) or
+// Slack ends the connection for good.
+func (b *Bot) Run(ctx context.Context) error {
+	auth, err := b.api.AuthTestContext(ctx)
+	if err != nil {
+		var se slack.SlackErrorResponse
+		if errors.As(err, &se) {
+			return fmt.Errorf("%w: auth.test said %q: check SLACK_BOT_TOKEN", ErrAuth, se.Err)
+		}
+		return fmt.Errorf("auth.test: %w: check SLACK_BOT_TOKEN and that Slack is reachable", err)
+	}
+	b.userID, b.botID = auth.UserID, auth.BotID
+	b.log.Info("connected to slack web api", "team", auth.Team, "bot_user", auth.UserID, "bot_id", auth.BotID)
+
+	b.client = socketmode.New(b.api)
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	b.q.start(workCtx, b.runJob)
+
+	sockCtx, stopSock := context.WithCancel(ctx)
+	defer stopSock()
+	runErr := make(chan error, 1)
+	go func() { runErr <- b.client.RunContext(sockCtx) }()
+
+	var result error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-runErr:
+			if ctx.Err() == nil {
+				result = fmt.Errorf("socket mode connection ended: %w", err)
+			}
+			break loop
+		case evt, ok := <-b.client.Events:
+			if !ok {
+				break loop
+			}
+			b.handle(ctx, evt)
+		}
+	}
+	b.connected.Store(false)
+	stopSock()
+
+	// Drain: no new events; finish queued work within the grace period.
+	b.q.close()
+	graceCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.Grace)
+	defer cancel()
+	if err := b.q.wait(graceCtx); err != nil {
+		b.log.Warn("shutdown: work still queued after the grace period was dropped", "pending", b.q.len())
+		cancelWork()
+	}
+	return result
+}
+
+// handle takes one Socket Mode event: it acks at once and hands any work to
+// the queue. It never blocks on Slack or on matching (slash commands are
+// answered from a goroutine within the 3-second window).
+func (b *Bot) handle(ctx context.Context, evt socketmode.Event) {
+	start := time.Now()
+	b.m.events.WithLabelValues(string(evt.Type)).Inc()
+	switch evt.Type {
+	case socketmode.EventTypeConnecting:
+		if b.connected.Swap(false) {
+			b.m.reconnects.Inc()
+		}
+		b.log.Info("socket mode connecting")
+	case socketmode.EventTypeConnected, socketmode.EventTypeHello:
+		b.connected.Store(true)
+		if evt.Request != nil && evt.Request.ConnectionInfo.AppID != "" {
+			b.appID.Store(evt.Request.ConnectionInfo.AppID)
+		}
+	case socketmode.EventTypeConnectionError:
+		b.connected.Store(false)
+		b.log.Warn("socket mode connection error", "err", evt.Data)
+	case socketmode.EventTypeDisconnect:
+		b.connected.Store(false)
+	case socketmode.EventTypeIncomingError:
+		b.log.Debug("socket mode read error", "err", evt.Data)
+	case socketmode.EventTypeInvalidAuth:
+		b.log.Error("slack rejected the app token: check SLACK_APP_TOKEN")
+	case socketmode.EventTypeErrorBadMessage:
+		b.ackBadMessage(ctx, evt)
+	case socketmode.EventTypeEventsAPI:
+		b.ack(ctx, evt.Request, nil)
+		b.onEventsAPI(evt.Request)
+	case socketmode.EventTypeInteractive:
+		b.ack(ctx, evt.Request, nil)
+		b.onInteractive(evt.Request)
+	case socketmode.EventTypeSlashCommand:
+		b.onSlashCommand(ctx, evt.Request) // acks with the answer
+	default:
+		if evt.Request != nil {
+			b.ack(ctx, evt.Request, nil)
+		}
+	}
+	b.m.ackTime.Observe(time.Since(start).Seconds())
+}
+
+// ackTimeout bounds an ack: during a reconnect slack-go's ack queue can fill.
+const ackTimeout = 2 * time.Second
+
+func (b *Bot) ack(ctx context.Context, req *socketmode.Request, payload any) {
+	if req == nil || req.EnvelopeID == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
+	if err := b.client.AckCtx(ctx, req.EnvelopeID, payload); err != nil {
+		b.log.Warn("ack failed", "envelope_id", req.EnvelopeID, "err", err)
+	}
+}
+
+// ackBadMessage acks an envelope slack-go could not decode, by the envelope
+// id read from the raw message; otherwise Slack would redeliver it forever.
+func (b *Bot) ackBadMessage(ctx context.Context, evt socketmode.Event) {
+	bad, ok := evt.Data.(*socketmode.ErrorBadMessage)
+	if !ok {
+		b.log.Warn("undecodable socket mode message", "data", fmt.Sprintf("%T", evt.Data))
+		return
+	}
+	var env struct {
+		EnvelopeID string `json:"envelope_id"`
+		Type       string `json:"type"`
+	}
+	if err := json.Unmarshal(bad.Message, &env); err != nil || env.EnvelopeID == "" {
+		b.log.Warn("undecodable socket mode message without an envelope id", "err", bad.Cause)
+		return
+	}
+	b.ack(ctx, &socketmode.Request{EnvelopeID: env.EnvelopeID}, nil)
+	b.log.Warn("acked an envelope slack-go could not decode", "envelope_id", env.EnvelopeID, "type", env.Type, "err", bad.Cause)
+}
+
+// runJob runs queued work, recovering from a panic so that one bad event
+// never stops the bot.
+func (b *Bot) runJob(ctx context.Context, j job) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.m.panics.Inc()
+			b.log.Error("recovered from a panic while handling an event", "err", r)
+		}
+	}()
+	j.run(ctx)
+}
+
+// isSelf reports whether a message is the bot's own.
+func (b *Bot) isSelf(m *message) bool {
+	if m.BotID != "" && m.BotID == b.botID {
+		return true
+	}
+	if m.User != "" && m.User == b.userID {
+		return true
+	}
+	if app, _ := b.appID.Load().(string); app != "" && m.AppID == app {
+		return true
+	}
+	return false
+}
+
+// langOf returns the language to answer text in.
+func (b *Bot) langOf(text string, detected cases.Lang) cases.Lang {
+	if detected == cases.Korean {
+		return cases.Korean
+	}
+	for _, r := range text {
+		if r > 0x7f || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' {
+			return detected
+		}
+	}
+	return b.opts.DefaultLang
+}

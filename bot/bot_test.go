@@ -1,0 +1,352 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/incidentbot/incidentbot/bot"
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/internal/slackfake"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+// Channels of the fake workspace.
+const (
+	incChannel   = "C0INC1" // inc-checkout: an incident channel by name
+	incChannel2  = "C0INC2" // incident-db: another
+	otherChannel = "C0GENERAL"
+	privChannel  = "G0PRIV" // inc-secret: a private incident channel
+)
+
+var (
+	libOnce sync.Once
+	testM   *matcher.Matcher
+)
+
+// testMatcher is a matcher over the matcher's labelled test library, shared
+// by the tests (building it is the slow part).
+func testMatcher(t testing.TB) *matcher.Matcher {
+	t.Helper()
+	libOnce.Do(func() {
+		set, err := cases.Load("../matcher/testdata/library", cases.DefaultTaxonomy())
+		if err != nil {
+			panic(err)
+		}
+		lib, _ := cases.NewLibrary(set)
+		testM, err = matcher.New(lib, matcher.Options{})
+		if err != nil {
+			panic(err)
+		}
+	})
+	return testM
+}
+
+// recorder is a Recorder that keeps what it was given.
+type recorder struct {
+	mu          sync.Mutex
+	suggestions []bot.Suggestion
+	feedback    []bot.Feedback
+}
+
+func (r *recorder) RecordSuggestion(s bot.Suggestion) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.suggestions = append(r.suggestions, s)
+}
+
+func (r *recorder) RecordFeedback(f bot.Feedback) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.feedback = append(r.feedback, f)
+}
+
+type harness struct {
+	t     *testing.T
+	fake  *slackfake.Server
+	bot   *bot.Bot
+	rec   *recorder
+	stop  context.CancelFunc
+	done  chan error
+	ctx   context.Context
+	ts    int
+	mu    sync.Mutex
+	count int
+}
+
+// start runs a bot against a fake Slack. The bot is stopped and its
+// result checked when the test ends.
+func start(t *testing.T, tweak func(*bot.Options)) *harness {
+	t.Helper()
+	fake := slackfake.New()
+	t.Cleanup(fake.Close)
+	fake.AddChannel(incChannel, "inc-checkout", false)
+	fake.AddChannel(incChannel2, "incident-db", false)
+	fake.AddChannel(otherChannel, "general", false)
+	fake.AddChannel(privChannel, "inc-secret", true)
+	rec := &recorder{}
+	opts := bot.Options{
+		AppToken:        "xapp-1-test",
+		BotToken:        "xoxb-test",
+		APIURL:          fake.APIURL(),
+		ChannelPatterns: []string{"inc-*", "incident-*"},
+		PostEvery:       20 * time.Millisecond,
+		Recorder:        rec,
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	b, err := bot.New(testMatcher(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	h := &harness{t: t, fake: fake, bot: b, rec: rec, stop: cancel, done: done, ts: 1732870000}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run returned %v", err)
+		}
+	})
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if err := fake.WaitConnected(wctx, 1); err != nil {
+		t.Fatalf("bot did not connect: %v", err)
+	}
+	h.ctx = context.Background()
+	return h
+}
+
+// waitCtx bounds a wait in a test.
+func (h *harness) waitCtx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	h.t.Cleanup(cancel)
+	return ctx
+}
+
+// event loads a fixture event and gives it a fresh ts (and channel).
+func (h *harness) event(name, channel string) map[string]any {
+	h.t.Helper()
+	data, err := os.ReadFile("testdata/events/" + name + ".json")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(data, &ev); err != nil {
+		h.t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.ts++
+	ev["ts"] = fmt.Sprintf("%d.000100", h.ts)
+	h.mu.Unlock()
+	ev["channel"] = channel
+	return ev
+}
+
+func (h *harness) ack(id string) json.RawMessage {
+	h.t.Helper()
+	p, err := h.fake.WaitAck(h.waitCtx(), id)
+	if err != nil {
+		h.t.Fatalf("envelope %s not acked: %v", id, err)
+	}
+	return p
+}
+
+// reply waits for a reply posted in the thread of ev.
+func (h *harness) reply(ev map[string]any) slackfake.Call {
+	h.t.Helper()
+	c, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool {
+		return c.Method == "chat.postMessage" && c.Channel == ev["channel"] && c.ThreadTS == ev["ts"]
+	})
+	if err != nil {
+		h.t.Fatalf("no reply in thread %v: %v", ev["ts"], err)
+	}
+	return c
+}
+
+// repliesIn counts the replies posted in the thread of ev.
+func (h *harness) repliesIn(ev map[string]any) int {
+	n := 0
+	for _, c := range h.fake.Calls("chat.postMessage") {
+		if c.Channel == ev["channel"] && c.ThreadTS == ev["ts"] {
+			n++
+		}
+	}
+	return n
+}
+
+func blocksText(c slackfake.Call) string {
+	data, _ := json.Marshal(c.Blocks)
+	return string(data)
+}
+
+func TestAlertWithEmptyTextGetsOneThreadedReply(t *testing.T) {
+	for _, tc := range []struct{ fixture, wantCase string }{
+		{"alertmanager", "tl-010"},
+		{"grafana", "tl-003"},
+		{"datadog", "tl-001"},
+		{"pagerduty", "tl-002"},
+		{"opsgenie", "tl-005"},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			h := start(t, nil)
+			ev := h.event(tc.fixture, incChannel)
+			h.ack(h.fake.SendEvent(ev))
+			c := h.reply(ev)
+			if !strings.Contains(blocksText(c), tc.wantCase) {
+				t.Errorf("reply does not name %s:\n%s", tc.wantCase, blocksText(c))
+			}
+			if c.UnfurlLinks != "false" || c.UnfurlMedia != "false" {
+				t.Errorf("unfurl_links=%q unfurl_media=%q, want both false", c.UnfurlLinks, c.UnfurlMedia)
+			}
+			if c.Text == "" {
+				t.Error("no plain-text fallback")
+			}
+		})
+	}
+}
+
+func TestChatterAndOtherChannelsGetNoReply(t *testing.T) {
+	// One worker handles events in order, so once the last event's reply
+	// is posted, the earlier ones have been handled.
+	h := start(t, func(o *bot.Options) { o.Workers = 1 })
+	chatter := h.event("chatter", incChannel)
+	h.ack(h.fake.SendEvent(chatter))
+	elsewhere := h.event("alertmanager", otherChannel)
+	h.ack(h.fake.SendEvent(elsewhere))
+	last := h.event("opsgenie", incChannel2)
+	h.ack(h.fake.SendEvent(last))
+	h.reply(last)
+	if n := h.repliesIn(chatter); n != 0 {
+		t.Errorf("chatter got %d replies", n)
+	}
+	if n := h.repliesIn(elsewhere); n != 0 {
+		t.Errorf("an alert outside incident channels got %d replies", n)
+	}
+}
+
+func TestKoreanMessageGetsKoreanReply(t *testing.T) {
+	h := start(t, nil)
+	ev := h.event("korean", incChannel)
+	h.ack(h.fake.SendEvent(ev))
+	c := h.reply(ev)
+	body := blocksText(c)
+	for _, want := range []string{"비슷한 과거 장애", "도움이 됨", "tl-001"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("Korean reply lacks %q:\n%s", want, body)
+		}
+	}
+	if matcher.DetectLang(c.Text) != cases.Korean {
+		t.Errorf("fallback text is not Korean: %q", c.Text)
+	}
+}
+
+func TestRedeliveredEnvelopeHandledOnce(t *testing.T) {
+	h := start(t, func(o *bot.Options) { o.Workers = 1 })
+	ev := h.event("alertmanager", incChannel)
+	id := h.fake.SendEvent(ev)
+	h.ack(id)
+	h.ack(h.fake.Redeliver(id))
+	h.ack(h.fake.Redeliver(id))
+	last := h.event("opsgenie", incChannel2)
+	h.ack(h.fake.SendEvent(last))
+	h.reply(last)
+	if n := h.repliesIn(ev); n != 1 {
+		t.Errorf("%d replies for one redelivered event, want 1", n)
+	}
+}
+
+func TestAlertStormAckedAndAnsweredOnce(t *testing.T) {
+	h := start(t, func(o *bot.Options) { o.Workers = 1; o.QueueSize = 500 })
+	var first map[string]any
+	var ids []string
+	for i := range 200 {
+		ev := h.event("alertmanager", incChannel)
+		if i == 0 {
+			first = ev
+		}
+		ids = append(ids, h.fake.SendEvent(ev))
+	}
+	for _, id := range ids {
+		h.ack(id)
+	}
+	last := h.event("opsgenie", incChannel2)
+	h.ack(h.fake.SendEvent(last))
+	h.reply(last)
+	if n := h.repliesIn(first); n != 1 {
+		t.Errorf("first alert got %d replies, want 1", n)
+	}
+	total := 0
+	for _, c := range h.fake.Calls("chat.postMessage") {
+		if c.Channel == incChannel {
+			total++
+		}
+	}
+	if total != 1 {
+		t.Errorf("%d replies in the channel for 200 copies of one alert, want 1", total)
+	}
+}
+
+func TestRateLimitedPostRetriedAfterRetryAfter(t *testing.T) {
+	h := start(t, nil)
+	h.fake.FailNext("chat.postMessage", 1, slackfake.Fault{Status: 429, RetryAfter: time.Second})
+	ev := h.event("alertmanager", incChannel)
+	h.ack(h.fake.SendEvent(ev))
+	calls, err := h.fake.WaitCalls(h.waitCtx(), "chat.postMessage", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls[0].Status != 429 {
+		t.Fatalf("first call status %d, want 429", calls[0].Status)
+	}
+	if gap := calls[1].Time.Sub(calls[0].Time); gap < time.Second {
+		t.Errorf("retried after %v, before the 1s Slack asked for", gap)
+	}
+	if calls[1].ThreadTS != ev["ts"] {
+		t.Errorf("retry went to thread %q", calls[1].ThreadTS)
+	}
+}
+
+func TestReconnectAfterDisconnect(t *testing.T) {
+	h := start(t, nil)
+	h.fake.Disconnect("refresh_requested")
+	if _, err := h.fake.WaitCalls(h.waitCtx(), "apps.connections.open", 2); err != nil {
+		t.Fatalf("no reconnect: %v", err)
+	}
+	if err := h.fake.WaitConnected(h.waitCtx(), 1); err != nil {
+		t.Fatal(err)
+	}
+	ev := h.event("alertmanager", incChannel)
+	h.ack(h.fake.SendEvent(ev))
+	h.reply(ev)
+}
+
+func TestUndecodableEnvelopeAcked(t *testing.T) {
+	h := start(t, nil)
+	id := h.fake.SendRaw(`{"envelope_id":"bad-envelope-1","type":"mystery_type","payload":{"x":1},"accepts_response_payload":false}`)
+	h.ack(id)
+	// The bot keeps working.
+	ev := h.event("alertmanager", incChannel)
+	h.ack(h.fake.SendEvent(ev))
+	h.reply(ev)
+}
+
+func TestNeverAnswersItself(t *testing.T) {
+	h := start(t, func(o *bot.Options) { o.Workers = 1 })
+	own := h.event("alertmanager", incChannel)
+	own["bot_id"] = h.fake.Identity().BotID
+	h.ack(h.fake.SendEvent(own))
+	last := h.event("opsgenie", incChannel2)
+	h.ack(h.fake.SendEvent(last))
+	h.reply(last)
+	if n := h.repliesIn(own); n != 0 {
+		t.Errorf("the bot answered its own message %d times", n)
+	}
+}

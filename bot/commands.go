@@ -1,0 +1,175 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+// maxAckPayload is Slack's limit on a Socket Mode ack, less a margin.
+const maxAckPayload = 19 << 10
+
+// slashDeadline is how long an answer may take before the ack goes out
+// without it; Slack allows three seconds.
+const slashDeadline = 2500 * time.Millisecond
+
+// onSlashCommand answers /incidents in its ack, from a goroutine so the
+// event loop never waits on matching. Should the answer take longer than the
+// deadline, the ack says so and the answer follows through response_url.
+func (b *Bot) onSlashCommand(ctx context.Context, req *socketmode.Request) {
+	var cmd slack.SlashCommand
+	if err := json.Unmarshal(req.Payload, &cmd); err != nil {
+		b.ack(ctx, req, nil)
+		b.log.Warn("slash command payload not understood", "envelope_id", req.EnvelopeID, "err", err)
+		return
+	}
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				b.m.panics.Inc()
+				b.log.Error("recovered from a panic in a slash command", "err", r)
+				b.ack(ctx, req, ephemeralPayload(renderText(say(b.opts.DefaultLang, "error"))))
+			}
+		}()
+		done := make(chan map[string]any, 1)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		go func() { done <- b.slashAnswer(actx, cmd) }()
+		timer := time.NewTimer(slashDeadline)
+		defer timer.Stop()
+		select {
+		case payload := <-done:
+			b.ack(ctx, req, payload)
+		case <-timer.C:
+			lang := b.langOf(cmd.Text, matcher.DetectLang(cmd.Text))
+			b.ack(ctx, req, ephemeralPayload(renderText(say(lang, "searching"))))
+			payload := <-done
+			if cmd.ResponseURL != "" {
+				blocks, _ := payload["blocks"].([]slack.Block)
+				text, _ := payload["text"].(string)
+				if err := b.post.respond(actx, cmd.ResponseURL, blocks, text); err != nil {
+					b.log.Warn("late slash answer failed", "err", err)
+				}
+			}
+		}
+	}()
+}
+
+func ephemeralPayload(blocks []slack.Block, text string) map[string]any {
+	return map[string]any{"response_type": "ephemeral", "text": text, "blocks": blocks}
+}
+
+// slashAnswer computes the answer to /incidents as an ack payload.
+func (b *Bot) slashAnswer(ctx context.Context, cmd slack.SlashCommand) map[string]any {
+	sub, rest, _ := strings.Cut(strings.TrimSpace(cmd.Text), " ")
+	rest = strings.TrimSpace(rest)
+	lang := b.langOf(cmd.Text, matcher.DetectLang(cmd.Text))
+	switch strings.ToLower(sub) {
+	case "similar", "match", "비슷한":
+		if rest == "" {
+			return ephemeralPayload(renderText(helpText(lang, "similar")))
+		}
+		ans, err := b.match(ctx, rest, b.opts.Top)
+		if err != nil {
+			b.log.Error("slash similar failed", "err", err)
+			return ephemeralPayload(renderText(say(lang, "error")))
+		}
+		b.recordCommand(cmd, ans, lang)
+		return b.resultsPayload(ans, lang)
+	case "search", "검색":
+		if rest == "" {
+			return ephemeralPayload(renderText(helpText(lang, "search")))
+		}
+		ans, err := b.searcher().Search(ctx, rest, b.opts.Top)
+		if err != nil {
+			// Filter mistakes come back as errors that say what to write.
+			return ephemeralPayload(renderText(":warning: " + escape(err.Error())))
+		}
+		return b.resultsPayload(ans, lang)
+	case "show", "보기":
+		id := strings.Fields(rest)
+		if len(id) == 0 {
+			return ephemeralPayload(renderText(helpText(lang, "show")))
+		}
+		c, ok := b.searcher().Case(id[0])
+		if !ok {
+			return ephemeralPayload(renderText(say(lang, "unknown_case", id[0])))
+		}
+		if len(id) > 1 && (id[1] == "ko" || id[1] == "en") {
+			lang = cases.Lang(id[1])
+		}
+		return fitPayload(ephemeralPayload(renderCase(c, b.opts.Taxonomy, lang)))
+	case "help", "도움말", "":
+		return ephemeralPayload(renderText(helpText(lang, "")))
+	default:
+		return ephemeralPayload(renderText(say(lang, "unknown_sub", escape(sub)) + "\n\n" + helpText(lang, "")))
+	}
+}
+
+func (b *Bot) resultsPayload(ans *matcher.Answer, lang cases.Lang) map[string]any {
+	if len(ans.Results) == 0 {
+		return ephemeralPayload(renderText(say(lang, "none")))
+	}
+	return fitPayload(ephemeralPayload(renderReply(ans.Results, lang, replyOptions{})))
+}
+
+// fitPayload drops blocks from the end until the ack is under Slack's size
+// limit.
+func fitPayload(p map[string]any) map[string]any {
+	for {
+		data, _ := json.Marshal(p)
+		blocks, _ := p["blocks"].([]slack.Block)
+		if len(data) <= maxAckPayload || len(blocks) <= 1 {
+			return p
+		}
+		p["blocks"] = blocks[:len(blocks)-1]
+	}
+}
+
+func (b *Bot) recordCommand(cmd slack.SlashCommand, ans *matcher.Answer, lang cases.Lang) {
+	if len(ans.Results) == 0 {
+		return
+	}
+	private := strings.HasPrefix(cmd.ChannelID, "G") || cmd.ChannelName == "privategroup" || cmd.ChannelName == "directmessage"
+	b.record(answer{channel: cmd.ChannelID, private: private, source: FromCommand,
+		key: "cmd:" + cmd.TriggerID}, ans, lang)
+}
+
+var help = map[cases.Lang]map[string]string{
+	cases.English: {
+		"": "*incidentbot: have we, or anyone, seen this before?*\n" +
+			"`/incidents similar <text>`: past incidents like an alert or symptom you paste\n" +
+			"`/incidents search <words> [symptom:high-latency] [component:cdn] [root_cause:config-change] [org:cloudflare] [since:2023]`: look up cases\n" +
+			"`/incidents show <case id> [en|ko]`: one case in full\n" +
+			"`/incidents help`: this help\n" +
+			"In incident channels I reply in thread to alerts and messages that look like a past incident. Mention me with text, or in a thread, to ask.",
+		"similar": "Paste what you see: `/incidents similar p99 latency up and 502s from the load balancer`",
+		"search":  "Give words or filters: `/incidents search dns component:dns-resolver since:2022`",
+		"show":    "Give a case id: `/incidents show cloudflare-2019-07-02`",
+	},
+	cases.Korean: {
+		"": "*incidentbot: 우리나 누군가 이런 장애를 겪은 적이 있을까?*\n" +
+			"`/incidents similar <내용>`: 붙여 넣은 알림이나 증상과 비슷한 과거 장애\n" +
+			"`/incidents search <검색어> [symptom:high-latency] [component:cdn] [root_cause:config-change] [org:kakao] [since:2023]`: 사례 검색\n" +
+			"`/incidents show <사례 id> [en|ko]`: 사례 전체 보기\n" +
+			"`/incidents help`: 도움말\n" +
+			"장애 채널에서는 과거 장애와 비슷한 알림과 메시지에 스레드로 답합니다. 내용과 함께 멘션하거나 스레드에서 멘션해 물어볼 수 있습니다.",
+		"similar": "보이는 증상을 붙여 넣어 주세요: `/incidents similar 배포 후 결제 API 502 급증`",
+		"search":  "검색어나 필터를 주세요: `/incidents search dns component:dns-resolver since:2022`",
+		"show":    "사례 id 를 주세요: `/incidents show kakao-2022-10-15`",
+	},
+}
+
+func helpText(lang cases.Lang, topic string) string {
+	if h, ok := help[lang]; ok {
+		return h[topic]
+	}
+	return help[cases.English][topic]
+}

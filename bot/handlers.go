@@ -1,0 +1,391 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+// callback is the Events API envelope payload, read from the raw JSON.
+type callback struct {
+	EventID string          `json:"event_id"`
+	Event   json.RawMessage `json:"event"`
+}
+
+// onEventsAPI queues the work for an Events API envelope.
+func (b *Bot) onEventsAPI(req *socketmode.Request) {
+	if req == nil {
+		return
+	}
+	var cb callback
+	if err := json.Unmarshal(req.Payload, &cb); err != nil {
+		b.log.Warn("events api payload is not JSON", "envelope_id", req.EnvelopeID, "err", err)
+		return
+	}
+	var m message
+	if err := json.Unmarshal(cb.Event, &m); err != nil {
+		b.log.Warn("events api event is not a message", "envelope_id", req.EnvelopeID, "err", err)
+		return
+	}
+	if req.RetryAttempt > 0 {
+		b.log.Info("slack redelivered an event", "event_id", cb.EventID, "retry_attempt", req.RetryAttempt, "retry_reason", req.RetryReason)
+	}
+	thread := m.ThreadTS
+	if thread == "" {
+		thread = m.TS
+	}
+	if m.Subtype == "message_changed" && m.Message != nil {
+		thread = m.Message.ThreadTS
+		if thread == "" {
+			thread = m.Message.TS
+		}
+	}
+	j := job{shard: m.Channel + ":" + thread}
+	switch m.Type {
+	case "message":
+		if m.Subtype == "" && m.ThreadTS == "" {
+			// The same alert posted again repeats work already queued.
+			j.dup = m.Channel + ":" + alertFingerprint(m.fullText())
+		}
+		j.run = func(ctx context.Context) {
+			if b.firstTime(ctx, "event:"+cb.EventID, cb.EventID) {
+				b.onMessage(ctx, &m)
+			}
+		}
+	case "app_mention":
+		j.run = func(ctx context.Context) {
+			if b.firstTime(ctx, "event:"+cb.EventID, cb.EventID) {
+				b.onMention(ctx, &m)
+			}
+		}
+	default:
+		return
+	}
+	b.q.push(j)
+}
+
+// firstTime claims key and reports whether this is its first handling. An
+// empty id is never a duplicate. When the shared state fails, the event is
+// handled: a rare duplicate beats a lost answer.
+func (b *Bot) firstTime(ctx context.Context, key, id string) bool {
+	if id == "" {
+		return true
+	}
+	ok, err := b.opts.State.Claim(ctx, key, b.opts.DedupeTTL)
+	if err != nil {
+		b.log.Warn("dedupe state unavailable; handling the event", "key", key, "err", err)
+		return true
+	}
+	if !ok {
+		b.m.suppressed.WithLabelValues("redelivery").Inc()
+	}
+	return ok
+}
+
+// handledSubtypes are the message subtypes that carry text worth matching.
+var handledSubtypes = map[string]bool{"": true, "bot_message": true, "thread_broadcast": true, "file_share": true}
+
+func (b *Bot) onMessage(ctx context.Context, m *message) {
+	if m.Subtype == "message_changed" {
+		b.onEdit(ctx, m)
+		return
+	}
+	if !handledSubtypes[m.Subtype] || m.Hidden || b.isSelf(m) {
+		return
+	}
+	if b.userID != "" && strings.Contains(m.Text, "<@"+b.userID+">") {
+		return // the app_mention event answers it
+	}
+	incident, private := b.channels.check(ctx, m.Channel, m.ChannelType)
+	if !incident {
+		return
+	}
+	if !b.firstTime(ctx, "msg:"+m.Channel+":"+m.TS, m.TS) {
+		return
+	}
+	text := m.fullText()
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	thread, isRoot := m.ThreadTS, m.ThreadTS == "" || m.ThreadTS == m.TS
+	if thread == "" {
+		thread = m.TS
+	}
+	all := b.threads.add(m.Channel, thread, isRoot, text, private)
+	source := FromPerson
+	if m.BotID != "" || m.Subtype == "bot_message" {
+		source = FromAlert
+		if fp := alertFingerprint(text); isRoot && fp != "" {
+			ok, err := b.opts.State.Claim(ctx, "alert:"+m.Channel+":"+fp, b.opts.AlertRepeat)
+			if err == nil && !ok {
+				b.m.suppressed.WithLabelValues("alert_repeat").Inc()
+				b.log.Debug("same alert again; not answering", "channel", m.Channel)
+				return
+			}
+		}
+	}
+	matchText := text
+	if !isRoot {
+		matchText = all
+	}
+	b.answerThread(ctx, answer{channel: m.Channel, thread: thread, private: private, text: matchText,
+		source: source, key: "msg:" + m.Channel + ":" + m.TS})
+}
+
+// onEdit refreshes the reply to a message that was edited, as alert tools do
+// when an alert changes, only when the best matches changed.
+func (b *Bot) onEdit(ctx context.Context, m *message) {
+	edited := m.Message
+	if edited == nil || b.isSelf(edited) {
+		return
+	}
+	edited.Channel = m.Channel
+	incident, private := b.channels.check(ctx, m.Channel, m.ChannelType)
+	if !incident {
+		return
+	}
+	text := edited.fullText()
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	if prev := m.Previous; prev != nil && prev.fullText() == text {
+		return // an unfurl or a reaction changed the message, not its text
+	}
+	thread := edited.ThreadTS
+	if thread == "" {
+		thread = edited.TS
+	}
+	source := FromPerson
+	if edited.BotID != "" || edited.Subtype == "bot_message" {
+		source = FromAlert
+	}
+	b.answerThread(ctx, answer{channel: m.Channel, thread: thread, private: private, text: text,
+		source: source, key: "edit:" + m.Channel + ":" + edited.TS + ":" + m.TS})
+}
+
+func (b *Bot) onMention(ctx context.Context, m *message) {
+	if b.isSelf(m) {
+		return
+	}
+	if !b.firstTime(ctx, "msg:"+m.Channel+":"+m.TS, m.TS) {
+		return
+	}
+	_, private := b.channels.check(ctx, m.Channel, m.ChannelType)
+	thread := m.ThreadTS
+	if thread == "" {
+		thread = m.TS
+	}
+	text := stripMentions(m.fullText())
+	if text == "" {
+		th, ok := b.threads.get(m.Channel, thread)
+		if !ok || strings.TrimSpace(th.root) == "" {
+			lang := b.opts.DefaultLang
+			blocks, fallback := renderText(say(lang, "no_thread"))
+			if _, err := b.post.post(ctx, m.Channel, thread, blocks, fallback); err != nil {
+				b.log.Warn("reply to mention failed", "channel", m.Channel, "err", err)
+			}
+			return
+		}
+		text = th.root
+	} else {
+		b.threads.add(m.Channel, thread, m.ThreadTS == "", text, private)
+	}
+	b.answerThread(ctx, answer{channel: m.Channel, thread: thread, private: private, text: text,
+		source: FromMention, key: "msg:" + m.Channel + ":" + m.TS, mention: true, user: m.User})
+}
+
+// answer is a request to answer a thread.
+type answer struct {
+	channel, thread string
+	private         bool
+	text            string
+	source          Source
+	key             string
+	mention         bool   // someone asked: say so when nothing matched
+	user            string // who asked, for a mention
+}
+
+// match runs the searcher, timing it.
+func (b *Bot) match(ctx context.Context, text string, top int) (*matcher.Answer, error) {
+	start := time.Now()
+	ans, err := b.searcher().Match(ctx, text, top)
+	b.m.matchTime.Observe(time.Since(start).Seconds())
+	return ans, err
+}
+
+// answerThread matches a thread's text and keeps one reply per thread:
+// it posts the first reply, and later updates it only when the best
+// matches change.
+func (b *Bot) answerThread(ctx context.Context, a answer) {
+	ans, err := b.match(ctx, a.text, b.opts.Top)
+	if err != nil {
+		b.log.Error("match failed", "channel", a.channel, "err", err)
+		return
+	}
+	lang := b.langOf(a.text, ans.Lang)
+	existing, has, err := b.opts.State.GetReply(ctx, a.channel, a.thread)
+	if err != nil {
+		b.log.Warn("reply state unavailable", "channel", a.channel, "err", err)
+	}
+	if len(ans.Results) == 0 {
+		if a.mention && !has {
+			blocks, fallback := renderText(say(lang, "none"))
+			if _, err := b.post.post(ctx, a.channel, a.thread, blocks, fallback); err != nil {
+				b.log.Warn("reply failed", "channel", a.channel, "err", err)
+			}
+		}
+		return
+	}
+	ids := caseIDs(ans.Results)
+	blocks, fallback := renderReply(ans.Results, lang, replyOptions{feedback: true, showMore: true})
+	if has {
+		if slices.Equal(ids, existing.CaseIDs) {
+			b.m.suppressed.WithLabelValues("same_matches").Inc()
+			if a.mention && a.user != "" {
+				// Asked again: show the asker the same answer, privately.
+				eb, ef := renderReply(ans.Results, lang, replyOptions{})
+				_ = b.post.ephemeral(ctx, a.channel, a.user, a.thread, eb, ef)
+			}
+			return
+		}
+		if err := b.post.update(ctx, a.channel, existing.ReplyTS, blocks, fallback); err != nil {
+			b.log.Warn("update of reply failed", "channel", a.channel, "err", err)
+			return
+		}
+		existing.CaseIDs, existing.Lang = ids, string(lang)
+		b.putReply(ctx, existing)
+		b.m.updated.Inc()
+		b.record(a, ans, lang)
+		return
+	}
+	ok, err := b.opts.State.ClaimReply(ctx, a.channel, a.thread, 2*time.Minute)
+	if err != nil {
+		b.log.Warn("reply claim unavailable; posting", "channel", a.channel, "err", err)
+		ok = true
+	}
+	if !ok {
+		b.m.suppressed.WithLabelValues("thread_claimed").Inc()
+		return
+	}
+	ts, err := b.post.post(ctx, a.channel, a.thread, blocks, fallback)
+	if err != nil {
+		b.log.Warn("reply failed", "channel", a.channel, "err", err)
+		return
+	}
+	b.putReply(ctx, Reply{Channel: a.channel, Thread: a.thread, ReplyTS: ts, Lang: string(lang), CaseIDs: ids})
+	b.m.posted.Inc()
+	b.record(a, ans, lang)
+}
+
+func (b *Bot) putReply(ctx context.Context, r Reply) {
+	if err := b.opts.State.PutReply(ctx, r); err != nil {
+		b.log.Warn("saving reply state failed", "channel", r.Channel, "err", err)
+	}
+}
+
+func caseIDs(rs []matcher.Result) []string {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Case.ID
+	}
+	return ids
+}
+
+// record hands a suggestion to the recorder.
+func (b *Bot) record(a answer, ans *matcher.Answer, lang cases.Lang) {
+	if b.opts.Recorder == nil {
+		return
+	}
+	s := Suggestion{Key: a.key, Time: time.Now().UTC(), Channel: a.channel, Private: a.private, Thread: a.thread,
+		Source: a.source, Lang: lang}
+	for _, sig := range ans.Symptoms {
+		s.Symptoms = append(s.Symptoms, sig.ID)
+	}
+	for _, sig := range ans.Components {
+		s.Components = append(s.Components, sig.ID)
+	}
+	for _, r := range ans.Results {
+		s.Cases = append(s.Cases, ScoredCase{ID: r.Case.ID, Score: r.Score})
+	}
+	b.opts.Recorder.RecordSuggestion(s)
+}
+
+// channelCache tells incident channels from others, by id or by name
+// pattern (names come from conversations.info, cached), and private
+// channels from public ones.
+type channelCache struct {
+	api      *slack.Client
+	patterns []string
+	ids      map[string]bool
+
+	mu    sync.Mutex
+	known map[string]channelInfo
+}
+
+type channelInfo struct {
+	name    string
+	private bool
+	ok      bool // conversations.info answered
+	at      time.Time
+}
+
+func newChannelCache(api *slack.Client, patterns, ids []string) *channelCache {
+	c := &channelCache{api: api, patterns: patterns, ids: map[string]bool{}, known: map[string]channelInfo{}}
+	for _, id := range ids {
+		c.ids[id] = true
+	}
+	return c
+}
+
+// channelTTL is how long channel names and privacy are cached; a failed
+// look-up is tried again after channelRetry.
+const (
+	channelTTL   = 10 * time.Minute
+	channelRetry = 30 * time.Second
+)
+
+// check returns whether a channel is an incident channel and whether it is
+// private. When Slack cannot tell, the channel counts as private.
+func (c *channelCache) check(ctx context.Context, id, channelType string) (incident, private bool) {
+	info := c.info(ctx, id)
+	private = channelType == "group" || channelType == "im" || channelType == "mpim" || info.private || !info.ok && channelType == ""
+	if c.ids[id] {
+		return true, private
+	}
+	if !info.ok {
+		return false, private
+	}
+	for _, p := range c.patterns {
+		if ok, _ := path.Match(p, info.name); ok {
+			return true, private
+		}
+	}
+	return false, private
+}
+
+func (c *channelCache) info(ctx context.Context, id string) channelInfo {
+	c.mu.Lock()
+	if ci, ok := c.known[id]; ok && (ci.ok && time.Since(ci.at) < channelTTL || time.Since(ci.at) < channelRetry) {
+		c.mu.Unlock()
+		return ci
+	}
+	c.mu.Unlock()
+	ci := channelInfo{at: time.Now()}
+	if ch, err := c.api.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: id}); err == nil {
+		ci = channelInfo{name: ch.Name, private: ch.IsPrivate || ch.IsIM || ch.IsMpIM, ok: true, at: time.Now()}
+	}
+	c.mu.Lock()
+	c.known[id] = ci
+	c.mu.Unlock()
+	return ci
+}

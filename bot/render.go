@@ -1,0 +1,302 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+// Slack's limits on a message (docs.slack.dev block kit reference).
+const (
+	maxBlocks      = 50
+	maxSectionText = 3000
+	maxHeaderText  = 150
+	maxButtonValue = 2000
+)
+
+// Action ids of the buttons the bot renders.
+const (
+	actionHelpful     = "feedback_helpful"
+	actionNotRelevant = "feedback_not_relevant"
+	actionShowMore    = "show_more"
+	actionShare       = "share_in_thread"
+)
+
+// phrases are the bot's words in each language.
+var phrases = map[cases.Lang]map[string]string{
+	cases.English: {
+		"heading":      ":mag: Similar past incidents",
+		"fallback":     "Similar past incidents: %s",
+		"why":          "Why",
+		"symptoms":     "symptoms",
+		"components":   "components",
+		"terms":        "words",
+		"helped":       "What helped",
+		"lesson":       "Lesson",
+		"helpful":      "Helpful",
+		"not_relevant": "Not relevant",
+		"show_more":    "Show more",
+		"share":        "Share in thread",
+		"marked_h":     "marked helpful by <@%s>",
+		"marked_n":     "marked not relevant by <@%s>",
+		"none":         "No past incident is similar enough to suggest.",
+		"no_more":      "No more similar cases.",
+		"more_heading": ":mag: More similar incidents",
+		"score":        "match %d%%",
+		"shared":       "<@%s> shared similar past incidents",
+		"thanks":       "Thanks, noted.",
+		"unknown_case": "There is no case %q. Try `/incidents search <words>` to find one.",
+		"no_thread":    "I have not seen the start of this thread. Mention me with the symptoms, e.g. `@incidentbot 502s from the edge after a deploy`.",
+		"error":        "Something went wrong while searching; the error is logged. Please try again.",
+		"unknown_sub":  "I don't know `%s`.",
+		"searching":    "Searching…",
+		"expired":      "This answer has expired; run the shortcut again.",
+	},
+	cases.Korean: {
+		"heading":      ":mag: 비슷한 과거 장애",
+		"fallback":     "비슷한 과거 장애: %s",
+		"why":          "매칭 이유",
+		"symptoms":     "증상",
+		"components":   "구성 요소",
+		"terms":        "일치한 단어",
+		"helped":       "도움이 된 조치",
+		"lesson":       "교훈",
+		"helpful":      "도움이 됨",
+		"not_relevant": "관련 없음",
+		"show_more":    "더 보기",
+		"share":        "스레드에 공유",
+		"marked_h":     "<@%s> 님이 도움이 됨으로 표시했습니다",
+		"marked_n":     "<@%s> 님이 관련 없음으로 표시했습니다",
+		"none":         "제안할 만큼 비슷한 과거 장애가 없습니다.",
+		"no_more":      "더 비슷한 사례가 없습니다.",
+		"more_heading": ":mag: 비슷한 장애 더 보기",
+		"score":        "일치도 %d%%",
+		"shared":       "<@%s> 님이 비슷한 과거 장애를 공유했습니다",
+		"thanks":       "감사합니다. 기록했습니다.",
+		"unknown_case": "%q 사례가 없습니다. `/incidents search <검색어>` 로 찾아 보세요.",
+		"no_thread":    "이 스레드의 첫 메시지를 보지 못했습니다. 증상을 함께 적어 멘션해 주세요. 예: `@incidentbot 배포 후 502 급증`",
+		"error":        "검색 중 오류가 났습니다. 오류는 기록했습니다. 다시 시도해 주세요.",
+		"unknown_sub":  "`%s` 는 모르는 명령입니다.",
+		"searching":    "찾는 중입니다…",
+		"expired":      "이 답변은 만료됐습니다. 바로가기를 다시 실행해 주세요.",
+	},
+}
+
+func say(lang cases.Lang, key string, args ...any) string {
+	p := phrases[lang]
+	if p == nil {
+		p = phrases[cases.English]
+	}
+	s := p[key]
+	if len(args) > 0 {
+		return fmt.Sprintf(s, args...)
+	}
+	return s
+}
+
+// escape makes text safe inside Slack mrkdwn.
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// clip shortens s to at most n characters, ending with an ellipsis.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func mrkdwn(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, clip(s, maxSectionText), false, false)
+}
+
+func plain(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
+}
+
+// replyOptions say what a rendered reply carries.
+type replyOptions struct {
+	feedback bool   // Helpful / Not relevant buttons per case
+	showMore bool   // a Show more button
+	share    string // value of a Share in thread button, if any
+	heading  string // phrase key of the heading
+}
+
+// renderReply renders matched cases as Block Kit, with a plain-text
+// fallback. It stays within Slack's limits for any input.
+func renderReply(results []matcher.Result, lang cases.Lang, o replyOptions) ([]slack.Block, string) {
+	heading := o.heading
+	if heading == "" {
+		heading = "heading"
+	}
+	blocks := []slack.Block{slack.NewSectionBlock(mrkdwn("*"+say(lang, heading)+"*"), nil, nil)}
+	var titles []string
+	for _, r := range results {
+		if len(blocks)+6 > maxBlocks {
+			break
+		}
+		blocks = append(blocks, slack.NewDividerBlock())
+		blocks = append(blocks, caseBlocks(r, lang, o.feedback)...)
+		titles = append(titles, r.Case.Title.In(lang))
+	}
+	var actions []slack.BlockElement
+	if o.showMore {
+		actions = append(actions, slack.NewButtonBlockElement(actionShowMore, "more", plain(say(lang, "show_more"))))
+	}
+	if o.share != "" && len(o.share) <= maxButtonValue {
+		b := slack.NewButtonBlockElement(actionShare, o.share, plain(say(lang, "share")))
+		b.Style = slack.StylePrimary
+		actions = append(actions, b)
+	}
+	if len(actions) > 0 {
+		blocks = append(blocks, slack.NewActionBlock("reply:actions", actions...))
+	}
+	fallback := clip(say(lang, "fallback", strings.Join(titles, "; ")), 3000)
+	return blocks, fallback
+}
+
+// caseBlocks renders one case: title linked to its source, org and date,
+// why it matched, what helped and the lesson, and the feedback buttons.
+func caseBlocks(r matcher.Result, lang cases.Lang, feedback bool) []slack.Block {
+	c := r.Case
+	title := escape(clip(c.Title.In(lang), 300))
+	if len(c.Sources) > 0 && strings.HasPrefix(c.Sources[0].URL, "http") {
+		title = fmt.Sprintf("<%s|%s>", escape(c.Sources[0].URL), title)
+	}
+	meta := []string{escape(c.Org), c.Date, say(lang, "score", int(r.Score*100+0.5))}
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%s*\n%s", title, strings.Join(nonEmpty(meta), " · "))
+	if why := whyText(r, lang); why != "" {
+		fmt.Fprintf(&b, "\n_%s:_ %s", say(lang, "why"), why)
+	}
+	blocks := []slack.Block{slack.NewSectionBlock(mrkdwn(b.String()), nil, nil, slack.SectionBlockOptionBlockID("case:"+c.ID))}
+
+	var detail strings.Builder
+	if n := min(len(c.Remediation), 2); n > 0 {
+		fmt.Fprintf(&detail, "*%s*", say(lang, "helped"))
+		for _, s := range c.Remediation[:n] {
+			fmt.Fprintf(&detail, "\n• %s", escape(clip(s.Text.In(lang), 600)))
+		}
+	}
+	if !c.Lessons.Empty() {
+		if detail.Len() > 0 {
+			detail.WriteString("\n")
+		}
+		fmt.Fprintf(&detail, "*%s*\n%s", say(lang, "lesson"), escape(clip(c.Lessons.In(lang), 900)))
+	}
+	if detail.Len() > 0 {
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(detail.String()), nil, nil))
+	}
+	if feedback {
+		blocks = append(blocks, slack.NewActionBlock("case:"+clip(c.ID, 200)+":actions",
+			slack.NewButtonBlockElement(actionHelpful, c.ID, plain(say(lang, "helpful"))),
+			slack.NewButtonBlockElement(actionNotRelevant, c.ID, plain(say(lang, "not_relevant"))),
+		))
+	}
+	return blocks
+}
+
+func whyText(r matcher.Result, lang cases.Lang) string {
+	var parts []string
+	labels := func(ts []matcher.Tag) string {
+		var ls []string
+		for _, t := range ts {
+			ls = append(ls, escape(t.Label))
+		}
+		return strings.Join(ls, ", ")
+	}
+	if len(r.Symptoms) > 0 {
+		parts = append(parts, say(lang, "symptoms")+" "+labels(r.Symptoms))
+	}
+	if len(r.Components) > 0 {
+		parts = append(parts, say(lang, "components")+" "+labels(r.Components))
+	}
+	if len(r.Terms) > 0 {
+		terms := r.Terms
+		if len(terms) > 5 {
+			terms = terms[:5]
+		}
+		parts = append(parts, say(lang, "terms")+" "+escape(strings.Join(terms, ", ")))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func nonEmpty(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// renderText renders a short message as one section.
+func renderText(text string) ([]slack.Block, string) {
+	return []slack.Block{slack.NewSectionBlock(mrkdwn(text), nil, nil)}, clip(text, 3000)
+}
+
+// renderCase renders one case in full, for /incidents show.
+func renderCase(c *cases.Case, tax labeler, lang cases.Lang) ([]slack.Block, string) {
+	title := escape(c.Title.In(lang))
+	if len(c.Sources) > 0 {
+		title = fmt.Sprintf("<%s|%s>", escape(c.Sources[0].URL), title)
+	}
+	blocks := []slack.Block{
+		slack.NewSectionBlock(mrkdwn(fmt.Sprintf("*%s*\n%s · %s · `%s`", title, escape(c.Org), c.Date, escape(c.ID))), nil, nil),
+	}
+	add := func(heading string, text string) {
+		if strings.TrimSpace(text) != "" {
+			blocks = append(blocks, slack.NewSectionBlock(mrkdwn("*"+heading+"*\n"+escape(text)), nil, nil))
+		}
+	}
+	add(sayCase(lang, "summary"), c.Summary.In(lang))
+	add(sayCase(lang, "symptoms"), c.SymptomsText.In(lang))
+	var tags []string
+	for _, s := range c.Symptoms {
+		tags = append(tags, tax.Label(cases.KindSymptom, s, lang))
+	}
+	for _, s := range c.Components {
+		tags = append(tags, tax.Label(cases.KindComponent, s, lang))
+	}
+	if c.RootCause != "" {
+		tags = append(tags, tax.Label(cases.KindRootCause, c.RootCause, lang))
+	}
+	add(sayCase(lang, "tags"), strings.Join(tags, ", "))
+	var steps []string
+	for _, s := range c.Remediation {
+		steps = append(steps, "• "+s.Text.In(lang))
+	}
+	add(say(lang, "helped"), strings.Join(steps, "\n"))
+	var actions []string
+	for _, s := range c.ActionItems {
+		actions = append(actions, "• "+s.Text.In(lang))
+	}
+	add(sayCase(lang, "actions"), strings.Join(actions, "\n"))
+	add(say(lang, "lesson"), c.Lessons.In(lang))
+	return blocks, clip(c.Title.In(lang), 3000)
+}
+
+var casePhrases = map[cases.Lang]map[string]string{
+	cases.English: {"summary": "Summary", "symptoms": "What responders saw", "tags": "Tags", "actions": "Action items"},
+	cases.Korean:  {"summary": "요약", "symptoms": "대응자가 본 증상", "tags": "태그", "actions": "후속 조치"},
+}
+
+func sayCase(lang cases.Lang, key string) string {
+	if p, ok := casePhrases[lang]; ok {
+		return p[key]
+	}
+	return casePhrases[cases.English][key]
+}
+
+// labeler gives tag labels; *cases.Taxonomy implements it.
+type labeler interface {
+	Label(kind cases.Kind, id string, lang cases.Lang) string
+}

@@ -1,0 +1,195 @@
+package bot
+
+import (
+	"container/list"
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Reply is the bot's reply in a thread: where it is and what it suggested.
+type Reply struct {
+	Channel string
+	Thread  string
+	ReplyTS string
+	Lang    string
+	CaseIDs []string
+}
+
+// State is what replicas of the bot must agree on: which events were
+// handled, which thread has which reply. The default keeps it in memory; a
+// shared store makes several replicas act as one.
+type State interface {
+	// Claim returns true for the first caller of key while its claim lives.
+	Claim(ctx context.Context, key string, ttl time.Duration) (bool, error)
+	// ClaimReply returns true for the one caller that may post the first
+	// reply in a thread.
+	ClaimReply(ctx context.Context, channel, thread string, ttl time.Duration) (bool, error)
+	PutReply(ctx context.Context, r Reply) error
+	GetReply(ctx context.Context, channel, thread string) (Reply, bool, error)
+}
+
+// memState is the in-memory State: bounded, with expiry.
+type memState struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	claims  map[string]time.Time // key -> expiry
+	replies *lru[Reply]
+	order   []string // claim keys in insertion order, for pruning
+}
+
+func newMemState(now func() time.Time) *memState {
+	return &memState{now: now, claims: map[string]time.Time{}, replies: newLRU[Reply](20000)}
+}
+
+const maxClaims = 200000
+
+func (s *memState) Claim(_ context.Context, key string, ttl time.Duration) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if exp, ok := s.claims[key]; ok && now.Before(exp) {
+		return false, nil
+	}
+	s.claims[key] = now.Add(ttl)
+	s.order = append(s.order, key)
+	if len(s.order) > maxClaims {
+		s.prune(now)
+	}
+	return true, nil
+}
+
+// prune drops expired claims and, if too many live ones remain, the oldest
+// half of them.
+func (s *memState) prune(now time.Time) {
+	keep := s.order[:0]
+	for _, k := range s.order {
+		if exp, ok := s.claims[k]; ok && now.Before(exp) {
+			keep = append(keep, k)
+		} else {
+			delete(s.claims, k)
+		}
+	}
+	if len(keep) > maxClaims/2 {
+		for _, k := range keep[:len(keep)/2] {
+			delete(s.claims, k)
+		}
+		keep = keep[len(keep)/2:]
+	}
+	s.order = slices.Clone(keep)
+}
+
+func (s *memState) ClaimReply(ctx context.Context, channel, thread string, ttl time.Duration) (bool, error) {
+	if _, ok, _ := s.GetReply(ctx, channel, thread); ok {
+		return false, nil
+	}
+	return s.Claim(ctx, "reply:"+channel+":"+thread, ttl)
+}
+
+func (s *memState) PutReply(_ context.Context, r Reply) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies.put(r.Channel+":"+r.Thread, r)
+	return nil
+}
+
+func (s *memState) GetReply(_ context.Context, channel, thread string) (Reply, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.replies.get(channel + ":" + thread)
+	return r, ok, nil
+}
+
+// lru is a bounded map that forgets the least recently used entries. It is
+// not safe for concurrent use.
+type lru[V any] struct {
+	max   int
+	ll    *list.List
+	items map[string]*list.Element
+}
+
+type lruEntry[V any] struct {
+	key string
+	val V
+}
+
+func newLRU[V any](max int) *lru[V] {
+	return &lru[V]{max: max, ll: list.New(), items: map[string]*list.Element{}}
+}
+
+func (l *lru[V]) get(key string) (V, bool) {
+	if e, ok := l.items[key]; ok {
+		l.ll.MoveToFront(e)
+		return e.Value.(*lruEntry[V]).val, true
+	}
+	var zero V
+	return zero, false
+}
+
+func (l *lru[V]) put(key string, v V) {
+	if e, ok := l.items[key]; ok {
+		e.Value.(*lruEntry[V]).val = v
+		l.ll.MoveToFront(e)
+		return
+	}
+	l.items[key] = l.ll.PushFront(&lruEntry[V]{key: key, val: v})
+	if l.ll.Len() > l.max {
+		last := l.ll.Back()
+		l.ll.Remove(last)
+		delete(l.items, last.Value.(*lruEntry[V]).key)
+	}
+}
+
+// thread is what the bot remembers of a thread it has seen, so that a
+// mention without text can be answered for the thread's first message
+// without calling conversations.replies.
+type thread struct {
+	root    string // text of the first message
+	text    string // the thread's text so far, bounded
+	private bool
+	lang    string
+}
+
+// maxThreadText bounds the text kept per thread.
+const maxThreadText = 16 << 10
+
+// threads remembers recent threads.
+type threads struct {
+	mu sync.Mutex
+	m  *lru[*thread]
+}
+
+func newThreads(n int) *threads { return &threads{m: newLRU[*thread](n)} }
+
+// add records a message of a thread and returns the thread's text so far.
+func (t *threads) add(channel, ts string, isRoot bool, text string, private bool) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	key := channel + ":" + ts
+	th, ok := t.m.get(key)
+	if !ok {
+		th = &thread{private: private}
+		t.m.put(key, th)
+	}
+	if isRoot {
+		th.root = text
+		th.text = text + "\n" + th.text
+	} else {
+		th.text += "\n" + text
+	}
+	if len(th.text) > maxThreadText {
+		th.text = th.text[len(th.text)-maxThreadText:]
+	}
+	return th.text
+}
+
+func (t *threads) get(channel, ts string) (thread, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	th, ok := t.m.get(channel + ":" + ts)
+	if !ok {
+		return thread{}, false
+	}
+	return *th, true
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/incidentbot/incidentbot/bot"
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+// runConfig is the configuration of the Slack bot, from flags with
+// environment fallbacks.
+type runConfig struct {
+	lib        libFlags
+	channels   string
+	channelIDs string
+	floor      float64
+	top        int
+	lang       string
+	listen     string
+	indexDir   string
+	workers    int
+	logLevel   string
+	logFormat  string
+}
+
+// envOr returns the environment variable's value, or def.
+func envOr(e env, name, def string) string {
+	if v := e.getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(e env, name string, def int) int {
+	if v, err := strconv.Atoi(e.getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envFloat(e env, name string, def float64) float64 {
+	if v, err := strconv.ParseFloat(e.getenv(name), 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func cmdRun(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("run", "run [flags]\n\nEnvironment: SLACK_APP_TOKEN (xapp-…), SLACK_BOT_TOKEN (xoxb-…), SLACK_API_URL (optional)", e)
+	var c runConfig
+	c.lib.register(fs, e)
+	fs.StringVar(&c.channels, "channels", envOr(e, "INCIDENTBOT_CHANNELS", "inc-*,incident-*"), "incident channel name patterns, comma-separated (env INCIDENTBOT_CHANNELS)")
+	fs.StringVar(&c.channelIDs, "channel-ids", envOr(e, "INCIDENTBOT_CHANNEL_IDS", ""), "incident channel ids, comma-separated, beside the patterns (env INCIDENTBOT_CHANNEL_IDS)")
+	fs.Float64Var(&c.floor, "floor", envFloat(e, "INCIDENTBOT_FLOOR", matcher.DefaultFloor), "confidence floor from 0 to 1: cases scoring lower are not suggested (env INCIDENTBOT_FLOOR)")
+	fs.IntVar(&c.top, "top", envInt(e, "INCIDENTBOT_TOP", 3), "cases per reply, 1 to 10 (env INCIDENTBOT_TOP)")
+	fs.StringVar(&c.lang, "lang", envOr(e, "INCIDENTBOT_LANG", "en"), "reply language when the text does not tell: en or ko (env INCIDENTBOT_LANG)")
+	fs.StringVar(&c.listen, "listen", envOr(e, "INCIDENTBOT_LISTEN", ":8080"), "address of /healthz and /metrics; empty turns them off (env INCIDENTBOT_LISTEN)")
+	fs.StringVar(&c.indexDir, "index-dir", envOr(e, "INCIDENTBOT_INDEX_DIR", ""), "keep the search index on disk here, reused while the library is unchanged; empty: in memory (env INCIDENTBOT_INDEX_DIR)")
+	fs.IntVar(&c.workers, "workers", envInt(e, "INCIDENTBOT_WORKERS", 4), "events handled at once (env INCIDENTBOT_WORKERS)")
+	fs.StringVar(&c.logLevel, "log-level", envOr(e, "INCIDENTBOT_LOG_LEVEL", "info"), "debug, info, warn or error (env INCIDENTBOT_LOG_LEVEL)")
+	fs.StringVar(&c.logFormat, "log-format", envOr(e, "INCIDENTBOT_LOG_FORMAT", "text"), "text or json (env INCIDENTBOT_LOG_FORMAT)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	if len(pos) > 0 {
+		return usagef("run takes no arguments, got %q", pos[0])
+	}
+	if c.top < 1 || c.top > 10 {
+		return usagef("--top must be between 1 and 10, got %d", c.top)
+	}
+	if c.floor <= 0 || c.floor >= 1 {
+		return usagef("--floor must be between 0 and 1, got %v", c.floor)
+	}
+	if c.lang != "en" && c.lang != "ko" {
+		return usagef("--lang must be en or ko, got %q", c.lang)
+	}
+	log, err := newLogger(e.stderr, c.logLevel, c.logFormat)
+	if err != nil {
+		return err
+	}
+	appToken, botToken := e.getenv("SLACK_APP_TOKEN"), e.getenv("SLACK_BOT_TOKEN")
+	if err := bot.CheckTokens(appToken, botToken); err != nil {
+		return err
+	}
+
+	start := time.Now()
+	lib, err := c.lib.load(e, e.stderr)
+	if err != nil {
+		return err
+	}
+	m, err := matcher.New(lib, matcher.Options{Floor: c.floor, IndexDir: c.indexDir})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	log.Info("case library ready", "cases", lib.Len(), "index_reused", m.Reused(), "took", time.Since(start).Round(time.Millisecond))
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	b, err := bot.New(m, bot.Options{
+		AppToken:        appToken,
+		BotToken:        botToken,
+		APIURL:          e.getenv("SLACK_API_URL"),
+		ChannelPatterns: splitList(c.channels),
+		ChannelIDs:      splitList(c.channelIDs),
+		Top:             c.top,
+		DefaultLang:     cases.Lang(c.lang),
+		Workers:         c.workers,
+		Logger:          log,
+		Registry:        reg,
+		Taxonomy:        m.Taxonomy(),
+	})
+	if err != nil {
+		return err
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return b.Run(gctx) })
+	if c.listen != "" {
+		ln, err := net.Listen("tcp", c.listen)
+		if err != nil {
+			return fmt.Errorf("listen on %s for /healthz and /metrics: %w (set --listen or INCIDENTBOT_LISTEN)", c.listen, err)
+		}
+		log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
+		srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		g.Go(func() error {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return srv.Shutdown(sctx)
+		})
+	}
+	err = g.Wait()
+	log.Info("stopped")
+	return err
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level must be debug, info, warn or error, got %q", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usagef("--log-format must be text or json, got %q", format)
+}

@@ -1,0 +1,188 @@
+package matcher_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+// synthLibrary makes n cases shaped like real ones: about 1,500 characters
+// of English and 1,000 of Korean each, drawn from the sentences of the test
+// library and shuffled, with random tags from the taxonomy.
+func synthLibrary(tb testing.TB, n int) *cases.Library {
+	tb.Helper()
+	src := testLibrary(tb)
+	var en, ko []string
+	for _, c := range src.Cases() {
+		for _, t := range []cases.Text{c.Summary, c.SymptomsText, c.Trigger, c.Detection, c.Lessons} {
+			en = append(en, splitSentences(t.En)...)
+			ko = append(ko, splitSentences(t.Ko)...)
+		}
+	}
+	tax := cases.DefaultTaxonomy()
+	syms, comps := tax.Tags(cases.KindSymptom), tax.Tags(cases.KindComponent)
+	rng := rand.New(rand.NewPCG(1, 2))
+	fill := func(pool []string, size int) string {
+		var b strings.Builder
+		for b.Len() < size {
+			b.WriteString(pool[rng.IntN(len(pool))])
+			b.WriteByte(' ')
+		}
+		return b.String()
+	}
+	set := &cases.Set{Name: "synthetic"}
+	for i := range n {
+		c := &cases.Case{
+			ID:           fmt.Sprintf("synth-%05d", i),
+			Org:          fmt.Sprintf("Org %d", i%700),
+			Date:         fmt.Sprintf("%d-%02d-%02d", 2010+i%16, 1+i%12, 1+i%28),
+			Title:        cases.Text{En: fill(en, 90), Ko: fill(ko, 50)},
+			SymptomsText: cases.Text{En: fill(en, 500), Ko: fill(ko, 350)},
+			Summary:      cases.Text{En: fill(en, 800), Ko: fill(ko, 500)},
+			Trigger:      cases.Text{En: fill(en, 110), Ko: fill(ko, 100)},
+			RootCause:    "software-bug",
+		}
+		for range 2 + rng.IntN(3) {
+			c.Symptoms = append(c.Symptoms, syms[rng.IntN(len(syms))].ID)
+		}
+		for range 1 + rng.IntN(2) {
+			c.Components = append(c.Components, comps[rng.IntN(len(comps))].ID)
+		}
+		c.Symptoms, c.Components = slices.Compact(c.Symptoms), slices.Compact(c.Components)
+		set.Cases = append(set.Cases, c)
+	}
+	lib, _ := cases.NewLibrary(set)
+	return lib
+}
+
+func splitSentences(s string) []string {
+	var out []string
+	for _, p := range strings.SplitAfter(s, ". ") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// alertTexts are 200-character alert texts.
+var alertTexts = []string{
+	"[FIRING:2] KubePodCrashLooping (payments-api prod) Pod payments/payments-api-7d9f is in waiting state (reason: CrashLoopBackOff), last state OOMKilled, restarts 14 in 10m",
+	"Triggered: [P1] High 5xx rate on api-gateway. 502 Bad Gateway from upstream checkout-svc above 12% for 5m; p99 latency 4.2s; region us-east-1; see runbook",
+	"ALARM: rds-prod-replica-lag in Asia Pacific (Seoul). ReplicaLag > 300 seconds for 3 datapoints; Seconds_Behind_Master growing; read traffic timing out",
+	"[Alerting] DNS resolution failures: NXDOMAIN and SERVFAIL from CoreDNS in cluster prod-eu; lookups for payments.internal.svc failing, requests erroring",
+	"[FIRING:1] 결제 API 응답 지연 p99 3초 초과, DB 커넥션 풀 고갈 HikariPool Connection is not available, 5xx 에러율 8% 증가 중입니다 확인 부탁드립니다",
+	"Incident #4821 TRIGGERED: x509: certificate has expired or is not yet valid calling billing.internal:443 from orders-worker; TLS handshake failures spiking",
+}
+
+func pad200(s string) string {
+	for len(s) < 200 {
+		s += " " + s
+	}
+	return s[:200]
+}
+
+func percentiles(d []time.Duration) (p50, p99 time.Duration) {
+	slices.Sort(d)
+	return d[len(d)/2], d[len(d)*99/100]
+}
+
+func benchMatch(b *testing.B, n int) {
+	lib := synthLibrary(b, n)
+	m, err := matcher.New(lib, matcher.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	var lat []time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := m.Match(ctx, pad200(alertTexts[i%len(alertTexts)]), 3); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+		i++
+	}
+	p50, p99 := percentiles(lat)
+	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkMatch10k: target p50 <= 10 ms, p99 <= 40 ms.
+func BenchmarkMatch10k(b *testing.B) { benchMatch(b, 10000) }
+
+// BenchmarkMatch500: target p99 <= 5 ms.
+func BenchmarkMatch500(b *testing.B) { benchMatch(b, 500) }
+
+// BenchmarkBuild10k: target index build <= 15 s and peak memory <= 400 MB
+// (the process's maximum resident set, which includes the synthetic library).
+func BenchmarkBuild10k(b *testing.B) {
+	lib := synthLibrary(b, 10000)
+	b.ResetTimer()
+	for b.Loop() {
+		m, err := matcher.New(lib, matcher.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Close()
+	}
+	b.ReportMetric(float64(maxRSS())/(1<<20), "peak-MB")
+}
+
+// BenchmarkStart500: from case files to a matcher ready to answer, for a
+// 500-case library; target <= 1 s.
+func BenchmarkStart500(b *testing.B) {
+	dir := b.TempDir()
+	lib := synthLibrary(b, 500)
+	writeLibrary(b, dir, lib)
+	b.ResetTimer()
+	for b.Loop() {
+		tax := cases.DefaultTaxonomy()
+		set, err := cases.Load(dir, tax)
+		if err != nil || len(set.Cases) != 500 {
+			b.Fatalf("loaded %d cases: %v", len(set.Cases), err)
+		}
+		l, _ := cases.NewLibrary(set)
+		m, err := matcher.New(l, matcher.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Close()
+	}
+}
+
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
+
+func writeLibrary(tb testing.TB, dir string, lib *cases.Library) {
+	tb.Helper()
+	for _, c := range lib.Cases() {
+		data, err := json.Marshal(c)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.ID+".json"), data, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package matcher_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// testLibrary loads the labelled test library written for these tests.
+func testLibrary(t testing.TB) *cases.Library {
+	t.Helper()
+	set, err := cases.Load("testdata/library", cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Errors() > 0 {
+		t.Fatalf("test library has problems: %v", set.Problems)
+	}
+	lib, _ := cases.NewLibrary(set)
+	return lib
+}
+
+func newMatcher(t testing.TB, lib *cases.Library, opts matcher.Options) *matcher.Matcher {
+	t.Helper()
+	m, err := matcher.New(lib, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// golden queries: each line of testdata/golden/queries.txt is a query; the
+// ranking of each is kept in testdata/golden/rankings.json.
+func TestRankingsGolden(t *testing.T) {
+	m := newMatcher(t, testLibrary(t), matcher.Options{})
+	data, err := os.ReadFile("testdata/golden/queries.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ranked struct {
+		Query   string   `json:"query"`
+		Lang    string   `json:"lang"`
+		Signals []string `json:"signals"`
+		Top     []string `json:"top"`
+	}
+	var got []ranked
+	for _, q := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		ans, err := m.Match(context.Background(), q, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := ranked{Query: q, Lang: string(ans.Lang), Signals: []string{}, Top: []string{}}
+		for _, s := range slices.Concat(ans.Symptoms, ans.Components) {
+			r.Signals = append(r.Signals, s.ID)
+		}
+		for _, res := range ans.Results {
+			r.Top = append(r.Top, fmt.Sprintf("%s %.3f", res.Case.ID, res.Score))
+		}
+		got = append(got, r)
+	}
+	out, _ := json.MarshalIndent(got, "", "  ")
+	const path = "testdata/golden/rankings.json"
+	if *update {
+		if err := os.WriteFile(path, append(out, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./matcher -run Golden -update)", err)
+	}
+	var wantR []ranked
+	if err := json.Unmarshal(want, &wantR); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if i >= len(wantR) || !slices.Equal(got[i].Top, wantR[i].Top) || !slices.Equal(got[i].Signals, wantR[i].Signals) {
+			t.Errorf("ranking of %q changed:\n got %v %v", got[i].Query, got[i].Signals, got[i].Top)
+			if i < len(wantR) {
+				t.Errorf("want %v %v", wantR[i].Signals, wantR[i].Top)
+			}
+		}
+	}
+}
+
+func TestMatchExplains(t *testing.T) {
+	m := newMatcher(t, testLibrary(t), matcher.Options{})
+	ans, err := m.Match(context.Background(), "postgres: FATAL: sorry, too many clients already; checkout API returning 500s", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ans.Results) == 0 {
+		t.Fatal("no results")
+	}
+	r := ans.Results[0]
+	if r.Score <= 0 || r.Score > 1 {
+		t.Errorf("score %v not in (0, 1]", r.Score)
+	}
+	if len(r.Symptoms)+len(r.Components) == 0 {
+		t.Errorf("top result %s shares no tag with the query %v %v", r.Case.ID, ans.Symptoms, ans.Components)
+	}
+	for _, tg := range slices.Concat(r.Symptoms, r.Components) {
+		if tg.Label == "" || tg.Label == tg.ID {
+			t.Errorf("tag %s has no label", tg.ID)
+		}
+	}
+	if len(r.Terms) == 0 {
+		t.Errorf("no matched terms for %s", r.Case.ID)
+	}
+	for i := 1; i < len(ans.Results); i++ {
+		if ans.Results[i].Score > ans.Results[i-1].Score {
+			t.Errorf("results out of order: %v", ans.Results)
+		}
+	}
+}
+
+func TestMatchKoreanLabels(t *testing.T) {
+	m := newMatcher(t, testLibrary(t), matcher.Options{})
+	ans, err := m.Match(context.Background(), "DB 커넥션 풀이 다 찼어요, 결제 API 타임아웃 계속 납니다", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Lang != cases.Korean || len(ans.Results) == 0 {
+		t.Fatalf("lang %s, %d results", ans.Lang, len(ans.Results))
+	}
+	for _, tg := range slices.Concat(ans.Results[0].Symptoms, ans.Results[0].Components) {
+		if matcher.DetectLang(tg.Label) != cases.Korean {
+			t.Errorf("label %q of %s is not Korean", tg.Label, tg.ID)
+		}
+	}
+}
+
+func TestSilentOnChatter(t *testing.T) {
+	m := newMatcher(t, testLibrary(t), matcher.Options{})
+	for _, text := range []string{
+		"thanks all!", "joining the bridge", "on it", ":eyes:", "🙏", "감사합니다", "확인했습니다",
+		"[RESOLVED] KubePodCrashLooping payments-api", "Resolved: High 5xx rate on api-gateway",
+		"", "   \n\t", "\x00\x01\x02",
+	} {
+		ans, err := m.Match(context.Background(), text, 3)
+		if err != nil {
+			t.Fatalf("Match(%q): %v", text, err)
+		}
+		if len(ans.Results) > 0 {
+			t.Errorf("Match(%q) answered %s (%.2f)", text, ans.Results[0].Case.ID, ans.Results[0].Score)
+		}
+	}
+}
+
+func TestSearchFilters(t *testing.T) {
+	lib := testLibrary(t)
+	m := newMatcher(t, lib, matcher.Options{})
+	ctx := context.Background()
+
+	// A filter with no text lists every matching case, newest first.
+	ans, err := m.Search(ctx, "component:relational-database", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, c := range lib.Cases() {
+		if slices.Contains(c.Components, "relational-database") {
+			want++
+		}
+	}
+	if len(ans.Results) != want || want == 0 {
+		t.Fatalf("got %d cases, want %d", len(ans.Results), want)
+	}
+	for i, r := range ans.Results {
+		if i > 0 && r.Case.Date > ans.Results[i-1].Case.Date {
+			t.Errorf("not newest first: %s after %s", r.Case.Date, ans.Results[i-1].Case.Date)
+		}
+	}
+
+	// Filters combine with text and with each other.
+	ans, err = m.Search(ctx, "slow queries symptom:high-latency since:2021", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ans.Results {
+		if !slices.Contains(r.Case.Symptoms, "high-latency") || r.Case.Date < "2021" {
+			t.Errorf("%s (%s %v) does not pass the filters", r.Case.ID, r.Case.Date, r.Case.Symptoms)
+		}
+	}
+
+	for _, bad := range []string{"symptom:slowness", "since:last-week", "component:"} {
+		_, err := m.Search(ctx, bad, 3)
+		if bad == "component:" {
+			if err != nil {
+				t.Errorf("Search(%q): a bare word with a colon is text, got %v", bad, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("Search(%q): no error", bad)
+		}
+	}
+}
+
+func TestParseQuery(t *testing.T) {
+	text, f, err := matcher.ParseQuery(`x509: expired component:cdn org:"Google Cloud" since:2023-05 see https://example.com/a:b`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != "x509: expired see https://example.com/a:b" {
+		t.Errorf("text = %q", text)
+	}
+	if !slices.Equal(f.Components, []string{"cdn"}) || !slices.Equal(f.Orgs, []string{"google cloud"}) || f.Since != "2023-05" {
+		t.Errorf("filters = %+v", f)
+	}
+}
+
+func TestOddInputNeverFails(t *testing.T) {
+	m := newMatcher(t, testLibrary(t), matcher.Options{})
+	huge := strings.Repeat("disk full on /var/lib/postgresql; No space left on device ", 20000) // about 1 MB
+	for _, text := range []string{huge, string([]byte{0xff, 0xfe, 0x00, 0x80}), "AND OR NOT +foo -bar field:value \"unterminated", "*:* ^2 ~ (a) [b TO c]", strings.Repeat("가", 100000), "\u202e\u200b\ufeff"} {
+		if _, err := m.Match(context.Background(), text, 3); err != nil {
+			t.Errorf("Match(%.40q...): %v", text, err)
+		}
+		if _, err := m.Search(context.Background(), text, 3); err != nil && !strings.Contains(err.Error(), "no such") {
+			t.Errorf("Search(%.40q...): %v", text, err)
+		}
+	}
+}
+
+func TestIndexCachedOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	lib := testLibrary(t)
+	m1 := newMatcher(t, lib, matcher.Options{IndexDir: dir})
+	if m1.Reused() {
+		t.Fatal("first start reused an index")
+	}
+	first, _ := m1.Match(context.Background(), "OOMKilled pods restarting", 3)
+	m1.Close()
+	m2 := newMatcher(t, lib, matcher.Options{IndexDir: dir})
+	if !m2.Reused() {
+		t.Fatal("second start with the same library rebuilt the index")
+	}
+	second, _ := m2.Match(context.Background(), "OOMKilled pods restarting", 3)
+	if fmt.Sprint(ids3(first)) != fmt.Sprint(ids3(second)) {
+		t.Errorf("answers differ: %v vs %v", ids3(first), ids3(second))
+	}
+	// A changed library must not reuse the old index.
+	smaller, _ := cases.NewLibrary(&cases.Set{Name: "one", Cases: lib.Cases()[:3]})
+	m3 := newMatcher(t, smaller, matcher.Options{IndexDir: dir})
+	if m3.Reused() {
+		t.Error("a changed library reused the old index")
+	}
+}
+
+func ids3(a *matcher.Answer) []string {
+	var out []string
+	for _, r := range a.Results {
+		out = append(out, r.Case.ID)
+	}
+	return out
+}
+
+func FuzzMatch(f *testing.F) {
+	for _, s := range []string{"x509: certificate has expired", "인증서가 만료되었습니다", "symptom:high-latency since:2020 slow", "org:\"a", "since:", "\xff", "[RESOLVED] x"} {
+		f.Add(s)
+	}
+	m := newMatcher(f, testLibrary(f), matcher.Options{})
+	f.Fuzz(func(t *testing.T, text string) {
+		ans, err := m.Match(context.Background(), text, 3)
+		if err != nil {
+			t.Fatalf("Match: %v", err)
+		}
+		for _, r := range ans.Results {
+			if r.Score < 0 || r.Score > 1 {
+				t.Errorf("score %v", r.Score)
+			}
+		}
+		_, _ = m.Search(context.Background(), text, 3)
+		_, _, _ = matcher.ParseQuery(text)
+	})
+}
