@@ -50,20 +50,46 @@ func testMatcher(t testing.TB) *matcher.Matcher {
 // recorder is a Recorder that keeps what it was given.
 type recorder struct {
 	mu          sync.Mutex
+	changed     chan struct{} // closed and replaced on every record
 	suggestions []bot.Suggestion
 	feedback    []bot.Feedback
 }
+
+func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
 
 func (r *recorder) RecordSuggestion(s bot.Suggestion) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.suggestions = append(r.suggestions, s)
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
 func (r *recorder) RecordFeedback(f bot.Feedback) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.feedback = append(r.feedback, f)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// waitSuggestions waits until n suggestions are recorded and returns them.
+func (r *recorder) waitSuggestions(ctx context.Context, n int) ([]bot.Suggestion, error) {
+	for {
+		r.mu.Lock()
+		if len(r.suggestions) >= n {
+			out := append([]bot.Suggestion(nil), r.suggestions...)
+			r.mu.Unlock()
+			return out, nil
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 type harness struct {
@@ -89,7 +115,7 @@ func start(t *testing.T, tweak func(*bot.Options)) *harness {
 	fake.AddChannel(incChannel2, "incident-db", false)
 	fake.AddChannel(otherChannel, "general", false)
 	fake.AddChannel(privChannel, "inc-secret", true)
-	rec := &recorder{}
+	rec := newRecorder()
 	opts := bot.Options{
 		AppToken:        "xapp-1-test",
 		BotToken:        "xoxb-test",
@@ -183,8 +209,11 @@ func (h *harness) repliesIn(ev map[string]any) int {
 }
 
 func blocksText(c slackfake.Call) string {
-	data, _ := json.Marshal(c.Blocks)
-	return string(data)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(c.Blocks)
+	return b.String()
 }
 
 func TestAlertWithEmptyTextGetsOneThreadedReply(t *testing.T) {

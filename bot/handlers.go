@@ -107,19 +107,24 @@ func (b *Bot) onMessage(ctx context.Context, m *message) {
 		return // the app_mention event answers it
 	}
 	incident, private := b.channels.check(ctx, m.Channel, m.ChannelType)
+	text := m.fullText()
+	thread, isRoot := m.ThreadTS, m.ThreadTS == "" || m.ThreadTS == m.TS
+	if thread == "" {
+		thread = m.TS
+	}
 	if !incident {
+		// Remember where threads start, so that a mention in one can be
+		// answered for its first message.
+		if isRoot && strings.TrimSpace(text) != "" {
+			b.threads.add(m.Channel, thread, true, text, private)
+		}
 		return
 	}
 	if !b.firstTime(ctx, "msg:"+m.Channel+":"+m.TS, m.TS) {
 		return
 	}
-	text := m.fullText()
 	if strings.TrimSpace(text) == "" {
 		return
-	}
-	thread, isRoot := m.ThreadTS, m.ThreadTS == "" || m.ThreadTS == m.TS
-	if thread == "" {
-		thread = m.TS
 	}
 	all := b.threads.add(m.Channel, thread, isRoot, text, private)
 	source := FromPerson

@@ -40,7 +40,7 @@ func (m *message) fullText() string {
 	var parts []string
 	seen := map[string]bool{}
 	add := func(s string) {
-		s = strings.TrimSpace(s)
+		s = strings.TrimSpace(stripLinks(s))
 		if s == "" || seen[s] {
 			return
 		}
@@ -101,6 +101,9 @@ func walkText(raw json.RawMessage, add func(string)) {
 				walk(e, key, depth+1)
 			}
 		case map[string]any:
+			if t, _ := x["type"].(string); interactiveTypes[t] {
+				return // buttons and menus: their labels are not the alert
+			}
 			// Fields of attachments and sections: "title" then "value".
 			for _, k := range []string{"pretext", "author_name", "title", "text", "fields", "value", "elements", "blocks", "footer", "fallback"} {
 				if e, ok := x[k]; ok {
@@ -118,6 +121,23 @@ func walkText(raw json.RawMessage, add func(string)) {
 		}
 	}
 	walk(v, "", 0)
+}
+
+// interactiveTypes are block and element types whose text is a control's
+// label.
+var interactiveTypes = map[string]bool{"actions": true, "button": true, "overflow": true, "static_select": true,
+	"external_select": true, "users_select": true, "conversations_select": true, "channels_select": true,
+	"datepicker": true, "timepicker": true, "checkboxes": true, "radio_buttons": true, "image": true}
+
+var (
+	slackLink = regexp.MustCompile(`<(https?://|mailto:)[^|>]*(\|([^>]*))?>`)
+	bareURL   = regexp.MustCompile(`https?://\S+`)
+)
+
+// stripLinks replaces Slack links by their labels and drops bare URLs.
+func stripLinks(s string) string {
+	s = slackLink.ReplaceAllString(s, "$3")
+	return bareURL.ReplaceAllString(s, "")
 }
 
 var (

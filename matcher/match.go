@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
@@ -676,6 +678,9 @@ func matchedTerms(h *search.DocumentMatch, surface map[string]string) []string {
 			if w == "" {
 				w = term
 			}
+			if !meaningful(w) {
+				continue
+			}
 			if !seen[w] {
 				seen[w] = true
 				out = append(out, w)
@@ -684,6 +689,21 @@ func matchedTerms(h *search.DocumentMatch, surface map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// meaningful reports whether a matched word is worth showing: not a number,
+// not a fragment.
+func meaningful(w string) bool {
+	if utf8.RuneCountInString(w) < 2 {
+		return false
+	}
+	letters := 0
+	for _, r := range w {
+		if unicode.IsLetter(r) {
+			letters++
+		}
+	}
+	return letters >= 2 && (letters*2 >= utf8.RuneCountInString(w) || len(w) > 3)
 }
 
 func (m *Matcher) explain(cd *candidate, weights map[string]float64, lang cases.Lang) Result {
