@@ -55,8 +55,8 @@ func alertEvent(channel string, ts int, i int) map[string]any {
 		"attachments": []any{map[string]any{"title": text, "text": text}}}
 }
 
-func startBench(b *testing.B, channels int) (*slackfake.Server, []string, func()) {
-	fake := slackfake.New()
+func startBench(b *testing.B, channels int, opts ...slackfake.Option) (*slackfake.Server, []string, func()) {
+	fake := slackfake.New(opts...)
 	var ids []string
 	for i := range channels {
 		id := fmt.Sprintf("C%06d", i)
@@ -131,7 +131,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // (target: flat).
 func BenchmarkAlertStorm(b *testing.B) {
 	for b.Loop() {
-		fake, chans, stop := startBench(b, 20)
+		fake, chans, stop := startBench(b, 20, slackfake.WithLean())
 		ctx := context.Background()
 		tick := time.NewTicker(time.Minute / 1000)
 		end := time.Now().Add(*stormFor)

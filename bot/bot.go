@@ -107,6 +107,7 @@ type Options struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry // metrics; a new one when nil
 	Recorder Recorder             // optional
+	Digests  Digests              // optional: /incidents digest and the App Home tab
 	State    State                // shared state; in memory when nil
 	Taxonomy *cases.Taxonomy      // tag labels; the default taxonomy when nil
 }

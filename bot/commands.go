@@ -106,6 +106,8 @@ func (b *Bot) slashAnswer(ctx context.Context, cmd slack.SlashCommand) map[strin
 			lang = cases.Lang(id[1])
 		}
 		return fitPayload(ephemeralPayload(renderCase(c, b.opts.Taxonomy, lang)))
+	case "digest", "다이제스트":
+		return b.digestPayload(ctx, cmd.ChannelID, lang)
 	case "help", "도움말", "":
 		return ephemeralPayload(renderText(helpText(lang, "")))
 	default:
@@ -148,6 +150,7 @@ var help = map[cases.Lang]map[string]string{
 			"`/incidents similar <text>`: past incidents like an alert or symptom you paste\n" +
 			"`/incidents search <words> [symptom:high-latency] [component:cdn] [root_cause:config-change] [org:cloudflare] [since:2023]`: look up cases\n" +
 			"`/incidents show <case id> [en|ko]`: one case in full\n" +
+			"`/incidents digest`: this channel's weekly digest so far\n" +
 			"`/incidents help`: this help\n" +
 			"In incident channels I reply in thread to alerts and messages that look like a past incident. Mention me with text, or in a thread, to ask.",
 		"similar": "Paste what you see: `/incidents similar p99 latency up and 502s from the load balancer`",
@@ -159,6 +162,7 @@ var help = map[cases.Lang]map[string]string{
 			"`/incidents similar <내용>`: 붙여 넣은 알림이나 증상과 비슷한 과거 장애\n" +
 			"`/incidents search <검색어> [symptom:high-latency] [component:cdn] [root_cause:config-change] [org:kakao] [since:2023]`: 사례 검색\n" +
 			"`/incidents show <사례 id> [en|ko]`: 사례 전체 보기\n" +
+			"`/incidents digest`: 이 채널의 이번 주 다이제스트\n" +
 			"`/incidents help`: 도움말\n" +
 			"장애 채널에서는 과거 장애와 비슷한 알림과 메시지에 스레드로 답합니다. 내용과 함께 멘션하거나 스레드에서 멘션해 물어볼 수 있습니다.",
 		"similar": "보이는 증상을 붙여 넣어 주세요: `/incidents similar 배포 후 결제 API 502 급증`",

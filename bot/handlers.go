@@ -68,6 +68,8 @@ func (b *Bot) onEventsAPI(req *socketmode.Request) {
 				b.onMention(ctx, &m)
 			}
 		}
+	case "app_home_opened":
+		j = job{shard: "home:" + m.User, dup: "home:" + m.User, run: func(ctx context.Context) { b.onHomeOpened(ctx, m.User) }}
 	default:
 		return
 	}

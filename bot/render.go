@@ -56,6 +56,9 @@ var phrases = map[cases.Lang]map[string]string{
 		"unknown_sub":  "I don't know `%s`.",
 		"searching":    "Searching…",
 		"expired":      "This answer has expired; run the shortcut again.",
+		"no_digests":   "Weekly digests are not set up. Start the bot with --digest CHANNEL to post one.",
+		"home_heading": "This week so far",
+		"next_digest":  "Next digests",
 	},
 	cases.Korean: {
 		"heading":      ":mag: 비슷한 과거 장애",
@@ -84,6 +87,9 @@ var phrases = map[cases.Lang]map[string]string{
 		"unknown_sub":  "`%s` 는 모르는 명령입니다.",
 		"searching":    "찾는 중입니다…",
 		"expired":      "이 답변은 만료됐습니다. 바로가기를 다시 실행해 주세요.",
+		"no_digests":   "주간 다이제스트가 설정되지 않았습니다. --digest CHANNEL 로 봇을 시작하면 게시합니다.",
+		"home_heading": "이번 주 지금까지",
+		"next_digest":  "다음 다이제스트",
 	},
 }
 

@@ -24,6 +24,8 @@ Usage:
   incidentbot cases list [--json] [--cases PATH]... [--builtin=true|false]
   incidentbot cases stats [--cases PATH]... [--builtin=true|false]
   incidentbot run [flags]            run the Slack bot (see incidentbot run --help)
+  incidentbot digest preview [--channel C] [--week 2026-W48] [--lang en|ko] [--json]
+  incidentbot digest next [--digest TARGET]...
   incidentbot help
 
 Run "incidentbot COMMAND --help" for a command's flags.
@@ -92,6 +94,8 @@ func dispatch(ctx context.Context, args []string, e env) error {
 		return cmdCases(rest, e)
 	case "run":
 		return cmdRun(ctx, rest, e)
+	case "digest":
+		return cmdDigest(ctx, rest, e)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(e.stdout, usage)
 		return errHelp

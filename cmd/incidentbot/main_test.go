@@ -184,7 +184,8 @@ func TestRunNeedsTokens(t *testing.T) {
 func TestRunRejectedTokens(t *testing.T) {
 	fake := slackfake.New(slackfake.WithTokens("xoxb-good", "xapp-good"))
 	defer fake.Close()
-	code, _, errOut := runCmd(t, "", map[string]string{"SLACK_APP_TOKEN": "xapp-good", "SLACK_BOT_TOKEN": "xoxb-wrong", "SLACK_API_URL": fake.APIURL()}, "run", "--listen", "")
+	code, _, errOut := runCmd(t, "", map[string]string{"SLACK_APP_TOKEN": "xapp-good", "SLACK_BOT_TOKEN": "xoxb-wrong", "SLACK_API_URL": fake.APIURL(),
+		"INCIDENTBOT_DB": filepath.Join(t.TempDir(), "a.db")}, "run", "--listen", "")
 	if code != 1 || !strings.Contains(errOut, "check SLACK_BOT_TOKEN") || strings.Contains(errOut, "xoxb-wrong") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
@@ -210,7 +211,8 @@ func TestSIGTERMDrainsAndExitsZero(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(bin, "run", "--listen", addr)
-	cmd.Env = append(os.Environ(), "SLACK_APP_TOKEN=xapp-1", "SLACK_BOT_TOKEN=xoxb-1", "SLACK_API_URL="+fake.APIURL())
+	cmd.Env = append(os.Environ(), "SLACK_APP_TOKEN=xapp-1", "SLACK_BOT_TOKEN=xoxb-1", "SLACK_API_URL="+fake.APIURL(),
+		"INCIDENTBOT_DB="+filepath.Join(t.TempDir(), "activity.db"))
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {

@@ -18,7 +18,9 @@ import (
 
 	"github.com/incidentbot/incidentbot/bot"
 	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/digest"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // runConfig is the configuration of the Slack bot, from flags with
@@ -35,6 +37,9 @@ type runConfig struct {
 	workers    int
 	logLevel   string
 	logFormat  string
+	store      storeFlags
+	digests    digestFlags
+	retention  string
 }
 
 // envOr returns the environment variable's value, or def.
@@ -73,6 +78,9 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	fs.IntVar(&c.workers, "workers", envInt(e, "INCIDENTBOT_WORKERS", 4), "events handled at once (env INCIDENTBOT_WORKERS)")
 	fs.StringVar(&c.logLevel, "log-level", envOr(e, "INCIDENTBOT_LOG_LEVEL", "info"), "debug, info, warn or error (env INCIDENTBOT_LOG_LEVEL)")
 	fs.StringVar(&c.logFormat, "log-format", envOr(e, "INCIDENTBOT_LOG_FORMAT", "text"), "text or json (env INCIDENTBOT_LOG_FORMAT)")
+	c.store.register(fs, e)
+	c.digests.register(fs, e)
+	fs.StringVar(&c.retention, "retention", envOr(e, "INCIDENTBOT_RETENTION", "180d"), "delete activity older than this, e.g. 180d or 720h (env INCIDENTBOT_RETENTION)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -93,6 +101,14 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	retention, err := parseAge(c.retention)
+	if err != nil {
+		return usagef("--retention: %v", err)
+	}
+	targets, err := c.digests.parse()
+	if err != nil {
+		return err
+	}
 	appToken, botToken := e.getenv("SLACK_APP_TOKEN"), e.getenv("SLACK_BOT_TOKEN")
 	if err := bot.CheckTokens(appToken, botToken); err != nil {
 		return err
@@ -110,8 +126,18 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	defer m.Close()
 	log.Info("case library ready", "cases", lib.Len(), "index_reused", m.Reused(), "took", time.Since(start).Round(time.Millisecond))
 
+	st, where, err := c.store.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log.Info("activity store open", "store", where)
+	buffered := store.NewBuffered(st, log, store.BufferOptions{})
+	owner := replicaName(e)
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	dg := &digests{now: time.Now}
 	b, err := bot.New(m, bot.Options{
 		AppToken:        appToken,
 		BotToken:        botToken,
@@ -124,13 +150,27 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 		Logger:          log,
 		Registry:        reg,
 		Taxonomy:        m.Taxonomy(),
+		Recorder:        recorder{buffered},
+		State:           sharedState{s: st, owner: owner},
+		Digests:         dg,
 	})
 	if err != nil {
 		return err
 	}
+	dg.s = digest.New(digest.Options{Targets: targets, Store: st, Poster: b, Owner: owner, Grace: c.digests.grace,
+		Logger: log, Library: func() *cases.Library { return lib }})
+
+	// The store's writer outlives the bot, so what the last events recorded
+	// is written before the process exits.
+	writerCtx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWriter()
+	writerDone := make(chan error, 1)
+	go func() { writerDone <- buffered.Run(writerCtx) }()
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return b.Run(gctx) })
+	g.Go(func() error { return dg.s.Run(gctx) })
+	g.Go(func() error { return purge(gctx, st, retention, log) })
 	if c.listen != "" {
 		ln, err := net.Listen("tcp", c.listen)
 		if err != nil {
@@ -152,8 +192,32 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 		})
 	}
 	err = g.Wait()
-	log.Info("stopped")
+	stopWriter()
+	if werr := <-writerDone; err == nil {
+		err = werr
+	}
+	log.Info("stopped", "unwritten_records", buffered.Dropped())
 	return err
+}
+
+// purge deletes activity older than the retention age, at start and then
+// daily, until ctx ends.
+func purge(ctx context.Context, st store.Store, age time.Duration, log *slog.Logger) error {
+	t := time.NewTicker(24 * time.Hour)
+	defer t.Stop()
+	for {
+		n, err := st.Purge(ctx, time.Now().Add(-age))
+		if err != nil && ctx.Err() == nil {
+			log.Warn("purging old activity failed", "err", err)
+		} else if n > 0 {
+			log.Info("purged old activity", "rows", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }
 
 func splitList(s string) []string {

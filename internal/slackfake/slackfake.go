@@ -51,6 +51,7 @@ type config struct {
 	pingInterval time.Duration
 	maxConns     int
 	grace        time.Duration
+	lean         bool
 }
 
 // WithIdentity sets the bot's identity. Empty fields keep their defaults.
@@ -95,6 +96,14 @@ func WithMaxConnections(n int) Option {
 // the client does not reconnect (default 2s).
 func WithDisconnectGrace(d time.Duration) Option {
 	return func(c *config) { c.grace = d }
+}
+
+// WithLean makes the fake keep only what a load test needs, so that its own
+// memory does not hide the client's: recorded calls keep their method,
+// channel, ts, thread, status and time but not their bodies, and an acked
+// envelope keeps its ack time but not its payload.
+func WithLean() Option {
+	return func(c *config) { c.lean = true }
 }
 
 // Fault is an injected failure for the next calls of a method.
@@ -361,6 +370,9 @@ func (s *Server) nextTSLocked() string {
 
 // record stores a finished call and wakes waiters.
 func (s *Server) record(c Call) {
+	if s.cfg.lean {
+		c.Form, c.JSON, c.Blocks, c.Attachments, c.Metadata, c.Text = nil, nil, nil, nil, nil, ""
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)

@@ -180,6 +180,9 @@ func (s *Server) readAcks(c *conn) {
 		}
 		if !e.acked {
 			e.acked, e.ackAt, e.ack = true, time.Now(), res.Payload
+			if s.cfg.lean {
+				e.payload, e.raw, e.ack = nil, nil, nil
+			}
 		}
 		s.notifyLocked()
 		s.mu.Unlock()

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/incidentbot/incidentbot/bot"
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/digest"
+	"github.com/incidentbot/incidentbot/store"
+	"github.com/incidentbot/incidentbot/store/postgres"
+	"github.com/incidentbot/incidentbot/store/sqlite"
+)
+
+// storeFlags choose the activity store.
+type storeFlags struct {
+	path string // SQLite file
+}
+
+func (s *storeFlags) register(fs *flag.FlagSet, e env) {
+	fs.StringVar(&s.path, "db", envOr(e, "INCIDENTBOT_DB", ""), "SQLite file for activity (suggestions, votes, digests); default under the user's data directory (env INCIDENTBOT_DB). DATABASE_URL selects PostgreSQL instead")
+}
+
+// open opens PostgreSQL when DATABASE_URL is set, else the SQLite file.
+func (s *storeFlags) open(ctx context.Context, e env) (store.Store, string, error) {
+	if url := e.getenv("DATABASE_URL"); url != "" {
+		st, err := postgres.Open(ctx, url)
+		if err != nil {
+			return nil, "", fmt.Errorf("open PostgreSQL from DATABASE_URL: %w", err)
+		}
+		return st, "postgres", nil
+	}
+	path := s.path
+	if path == "" {
+		p, err := sqlite.DefaultPath()
+		if err != nil {
+			return nil, "", fmt.Errorf("no data directory for the activity store: %w (set --db or INCIDENTBOT_DB)", err)
+		}
+		path = p
+	}
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, "", fmt.Errorf("open activity store %s: %w (set --db or INCIDENTBOT_DB to a writable file)", path, err)
+	}
+	return st, path, nil
+}
+
+// recorder hands the bot's records to the buffered store.
+type recorder struct{ b *store.Buffered }
+
+func (r recorder) RecordSuggestion(s bot.Suggestion) {
+	out := store.Suggestion{Key: s.Key, Time: s.Time, Channel: s.Channel, Private: s.Private, Thread: s.Thread,
+		Source: store.Source(s.Source), Lang: string(s.Lang), Symptoms: s.Symptoms, Components: s.Components}
+	for _, c := range s.Cases {
+		out.Cases = append(out.Cases, store.ScoredCase{CaseID: c.ID, Score: c.Score})
+	}
+	r.b.RecordSuggestionAsync(out)
+}
+
+func (r recorder) RecordFeedback(f bot.Feedback) {
+	vote := store.NotRelevant
+	if f.Helpful {
+		vote = store.Helpful
+	}
+	r.b.RecordFeedbackAsync(store.Feedback{Time: f.Time, Channel: f.Channel, Private: f.Private, Message: f.Message,
+		User: f.User, CaseID: f.CaseID, Vote: vote, Query: f.Query})
+}
+
+// stateTimeout bounds a call to the shared state, so a slow database never
+// holds up an answer for long (the bot answers anyway when state fails).
+const stateTimeout = 2 * time.Second
+
+// sharedState keeps the bot's event and reply claims in the store, so that
+// a restart or another replica knows what was answered.
+type sharedState struct {
+	s     store.Store
+	owner string
+}
+
+func (st sharedState) Claim(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	return st.s.Claim(ctx, key, st.owner, ttl)
+}
+
+func (st sharedState) ClaimReply(ctx context.Context, channel, thread string, ttl time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	return st.s.ClaimReply(ctx, channel, thread, st.owner, ttl)
+}
+
+func (st sharedState) PutReply(ctx context.Context, r bot.Reply) error {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	return st.s.PutReply(ctx, store.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs, Updated: time.Now().UTC()})
+}
+
+func (st sharedState) GetReply(ctx context.Context, channel, thread string) (bot.Reply, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	r, ok, err := st.s.GetReply(ctx, channel, thread)
+	return bot.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs}, ok, err
+}
+
+// digests gives the bot previews and due times from the scheduler.
+type digests struct {
+	s   *digest.Scheduler
+	now func() time.Time
+}
+
+func (d digests) Preview(ctx context.Context, channel string, lang cases.Lang) (*digest.Digest, error) {
+	loc := time.UTC
+	if t, ok := d.s.Target(channel); ok {
+		loc, lang = t.Location, t.Lang
+	}
+	return d.s.Compose(ctx, channel, digest.WeekBefore(d.now(), loc), lang)
+}
+
+func (d digests) Next() []bot.DigestDue {
+	var out []bot.DigestDue
+	for _, t := range d.s.Targets() {
+		out = append(out, bot.DigestDue{Channel: t.Channel, At: t.Next(d.now())})
+	}
+	return out
+}
+
+// digestFlags configure the weekly digests.
+type digestFlags struct {
+	targets stringList
+	grace   time.Duration
+}
+
+func (d *digestFlags) register(fs *flag.FlagSet, e env) {
+	fs.Var(&d.targets, "digest", "post a weekly digest: CHANNEL[;CRON SPEC[;en|ko]], e.g. \"C0123ABCD;CRON_TZ=Asia/Seoul 0 9 * * MON;ko\"; default spec Monday 09:00 UTC (repeatable; env INCIDENTBOT_DIGESTS, targets separated by |)")
+	d.grace = 12 * time.Hour
+	if v, err := time.ParseDuration(e.getenv("INCIDENTBOT_DIGEST_GRACE")); err == nil {
+		d.grace = v
+	}
+	fs.DurationVar(&d.grace, "digest-grace", d.grace, "post a digest missed while the bot was down if it starts within this long after (env INCIDENTBOT_DIGEST_GRACE)")
+	if len(d.targets) == 0 {
+		if v := e.getenv("INCIDENTBOT_DIGESTS"); v != "" {
+			for _, t := range strings.Split(v, "|") {
+				if t = strings.TrimSpace(t); t != "" {
+					d.targets = append(d.targets, t)
+				}
+			}
+		}
+	}
+}
+
+// parse reads the targets; an invalid one stops the start with a message
+// naming it.
+func (d *digestFlags) parse() ([]digest.Target, error) {
+	var out []digest.Target
+	seen := map[string]bool{}
+	for _, s := range d.targets {
+		t, err := digest.ParseTarget(s)
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		if seen[t.Channel] {
+			return nil, usagef("digest target %q: channel %s is listed twice", s, t.Channel)
+		}
+		seen[t.Channel] = true
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// parseAge reads a retention age: "180d" or a Go duration such as "720h".
+func parseAge(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not an age like 180d or 720h", s)
+	}
+	return d, nil
+}
+
+// replicaName names this process in claims: host and pid unless set.
+func replicaName(e env) string {
+	if v := e.getenv("INCIDENTBOT_REPLICA"); v != "" {
+		return v
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
