@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,26 @@ type Searcher interface {
 type Recorder interface {
 	RecordSuggestion(Suggestion)
 	RecordFeedback(Feedback)
+}
+
+// Inbox records events before they are acked; the activity store
+// implements it (adapted in cmd).
+type Inbox interface {
+	// Put records an event and reports whether it is new (false for a
+	// redelivery).
+	Put(ctx context.Context, key, kind string, payload []byte) (bool, error)
+	// Done marks an event handled.
+	Done(ctx context.Context, key string) error
+	// Orphans takes over up to limit events whose holder stopped before
+	// handling them.
+	Orphans(ctx context.Context, limit int) ([]InboxItem, error)
+}
+
+// InboxItem is an event taken over from the inbox.
+type InboxItem struct {
+	Key     string
+	Kind    string
+	Payload []byte
 }
 
 // Source says what a suggestion answered.
@@ -103,11 +124,22 @@ type Options struct {
 	Grace       time.Duration // shutdown drain; default 10s
 	AlertRepeat time.Duration // the same alert again within this gets no reply; default 30m
 	DedupeTTL   time.Duration // how long event ids are remembered; default 15m
+	ClaimTTL    time.Duration // how long a claim to post a thread's first reply holds; default 30s
 
 	Logger   *slog.Logger
 	Registry *prometheus.Registry // metrics; a new one when nil
 	Recorder Recorder             // optional
 	Digests  Digests              // optional: /incidents digest and the App Home tab
+	// Inbox, when set, records each event before it is acked, so that an
+	// event acked by a replica that then dies is taken over by another.
+	Inbox        Inbox
+	InboxTimeout time.Duration // bound on recording an event before its ack; default 300ms
+	OrphanEvery  time.Duration // how often to look for events a stopped replica left; default 10s
+
+	// Checks are the health of the parts the bot can answer without (the
+	// activity store): each is served at /healthz/NAME and listed on
+	// /healthz, which fails only when the Socket Mode connection is down.
+	Checks map[string]func(context.Context) error
 	State    State                // shared state; in memory when nil
 	Taxonomy *cases.Taxonomy      // tag labels; the default taxonomy when nil
 }
@@ -136,6 +168,15 @@ func (o *Options) defaults() {
 	}
 	if o.DedupeTTL <= 0 {
 		o.DedupeTTL = 15 * time.Minute
+	}
+	if o.ClaimTTL <= 0 {
+		o.ClaimTTL = 30 * time.Second
+	}
+	if o.InboxTimeout <= 0 {
+		o.InboxTimeout = 300 * time.Millisecond
+	}
+	if o.OrphanEvery <= 0 {
+		o.OrphanEvery = 10 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -235,19 +276,67 @@ func (b *Bot) searcher() Searcher {
 // Healthy reports whether the Socket Mode connection is up.
 func (b *Bot) Healthy() bool { return b.connected.Load() }
 
-// Handler serves GET /healthz (200 while connected, 503 otherwise) and GET
-// /metrics in the Prometheus text format.
+// Handler serves GET /healthz, GET /healthz/NAME and GET /metrics (the
+// Prometheus text format). /healthz answers 200 while the Socket Mode
+// connection is up, and lists every part; /healthz/socket and each
+// /healthz/NAME of Options.Checks answer 503 when that part fails. A replica
+// whose database is down keeps answering from its index, so only
+// /healthz/store fails then.
 func (b *Bot) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	socket := func(context.Context) error {
 		if !b.Healthy() {
-			http.Error(w, "socket mode: not connected", http.StatusServiceUnavailable)
+			return errors.New("socket mode: not connected")
+		}
+		return nil
+	}
+	check := func(ctx context.Context, name string, fn func(context.Context) error) (string, bool) {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if err := fn(ctx); err != nil {
+			return fmt.Sprintf("%s: failing: %v", name, err), false
+		}
+		return name + ": ok", true
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		line, ok := check(r.Context(), "socket", socket)
+		lines := []string{line}
+		for _, name := range sortedNames(b.opts.Checks) {
+			l, _ := check(r.Context(), name, b.opts.Checks[name])
+			lines = append(lines, l)
+		}
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
+	})
+	mux.HandleFunc("GET /healthz/{part}", func(w http.ResponseWriter, r *http.Request) {
+		part := r.PathValue("part")
+		fn := b.opts.Checks[part]
+		if part == "socket" {
+			fn = socket
+		}
+		if fn == nil {
+			http.Error(w, "no such part: "+part, http.StatusNotFound)
 			return
 		}
-		fmt.Fprintln(w, "ok")
+		line, ok := check(r.Context(), part, fn)
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		fmt.Fprintln(w, line)
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(b.opts.Registry, promhttp.HandlerOpts{}))
 	return mux
+}
+
+func sortedNames(m map[string]func(context.Context) error) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // ErrAuth is returned when Slack rejects the tokens.
@@ -273,6 +362,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	b.q.start(workCtx, b.runJob)
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go b.sweepOrphans(sweepCtx)
 
 	sockCtx, stopSock := context.WithCancel(ctx)
 	defer stopSock()
@@ -340,8 +432,9 @@ func (b *Bot) handle(ctx context.Context, evt socketmode.Event) {
 	case socketmode.EventTypeErrorBadMessage:
 		b.ackBadMessage(ctx, evt)
 	case socketmode.EventTypeEventsAPI:
-		b.ack(ctx, evt.Request, nil)
-		b.onEventsAPI(evt.Request)
+		if evt.Request != nil {
+			b.onEventsAPI(ctx, evt.Request) // records, then acks
+		}
 	case socketmode.EventTypeInteractive:
 		b.ack(ctx, evt.Request, nil)
 		b.onInteractive(evt.Request)

@@ -379,3 +379,65 @@ func TestNeverAnswersItself(t *testing.T) {
 		t.Errorf("the bot answered its own message %d times", n)
 	}
 }
+
+// memInbox is an Inbox in memory; orphaned holds events a "dead replica"
+// recorded and never handled.
+type memInbox struct {
+	mu       sync.Mutex
+	seen     map[string]bool
+	done     map[string]bool
+	orphaned []bot.InboxItem
+}
+
+func (in *memInbox) Put(_ context.Context, key, kind string, payload []byte) (bool, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.seen[key] {
+		return false, nil
+	}
+	in.seen[key] = true
+	return true, nil
+}
+
+func (in *memInbox) Done(_ context.Context, key string) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.done[key] = true
+	return nil
+}
+
+func (in *memInbox) Orphans(_ context.Context, limit int) ([]bot.InboxItem, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := in.orphaned
+	in.orphaned = nil
+	return out, nil
+}
+
+func TestOrphanedEventTakenOver(t *testing.T) {
+	data, err := os.ReadFile("testdata/events/alertmanager.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(map[string]any{"type": "event_callback", "event_id": "EvDEAD1", "event": json.RawMessage(data)})
+	inbox := &memInbox{seen: map[string]bool{}, done: map[string]bool{},
+		orphaned: []bot.InboxItem{{Key: "EvDEAD1", Kind: "events_api", Payload: payload}}}
+	h := start(t, func(o *bot.Options) { o.Inbox = inbox; o.OrphanEvery = 50 * time.Millisecond })
+	var ev map[string]any
+	json.Unmarshal(data, &ev)
+	h.reply(ev)
+	// A redelivery of an event the inbox has seen is acked and dropped.
+	og := h.event("opsgenie", incChannel)
+	id := h.fake.SendEventWithID("EvDEAD2", og)
+	h.ack(id)
+	h.ack(h.fake.Redeliver(id))
+	h.reply(og)
+	if n := h.repliesIn(og); n != 1 {
+		t.Errorf("%d replies to a redelivered event", n)
+	}
+	inbox.mu.Lock()
+	defer inbox.mu.Unlock()
+	if !inbox.done["EvDEAD1"] {
+		t.Error("the orphan was not marked done")
+	}
+}

@@ -22,23 +22,37 @@ type callback struct {
 	Event   json.RawMessage `json:"event"`
 }
 
-// onEventsAPI queues the work for an Events API envelope.
-func (b *Bot) onEventsAPI(req *socketmode.Request) {
-	if req == nil {
-		return
-	}
+// onEventsAPI takes an Events API envelope: it records the event in the
+// inbox (when there is one) before acking it, acks, and queues the work.
+// An event the inbox has seen before is a redelivery: acked and dropped.
+func (b *Bot) onEventsAPI(ctx context.Context, req *socketmode.Request) {
 	var cb callback
 	if err := json.Unmarshal(req.Payload, &cb); err != nil {
+		b.ack(ctx, req, nil)
 		b.log.Warn("events api payload is not JSON", "envelope_id", req.EnvelopeID, "err", err)
 		return
 	}
-	var m message
-	if err := json.Unmarshal(cb.Event, &m); err != nil {
-		b.log.Warn("events api event is not a message", "envelope_id", req.EnvelopeID, "err", err)
-		return
-	}
+	fresh := b.inboxPut(ctx, cb.EventID, req.Payload)
+	b.ack(ctx, req, nil)
 	if req.RetryAttempt > 0 {
 		b.log.Info("slack redelivered an event", "event_id", cb.EventID, "retry_attempt", req.RetryAttempt, "retry_reason", req.RetryReason)
+	}
+	if !fresh {
+		b.m.suppressed.WithLabelValues("redelivery").Inc()
+		return
+	}
+	b.queueEvent(cb, false)
+}
+
+// queueEvent queues the work for an event. orphan is set for an event taken
+// over from a replica that stopped before handling it: the inbox already
+// made it exclusive, so no dedupe claim may stop it.
+func (b *Bot) queueEvent(cb callback, orphan bool) {
+	var m message
+	if err := json.Unmarshal(cb.Event, &m); err != nil {
+		b.log.Warn("events api event is not a message", "event_id", cb.EventID, "err", err)
+		b.inboxDone(cb.EventID)
+		return
 	}
 	thread := m.ThreadTS
 	if thread == "" {
@@ -50,40 +64,108 @@ func (b *Bot) onEventsAPI(req *socketmode.Request) {
 			thread = m.Message.TS
 		}
 	}
+	first := func(ctx context.Context) bool {
+		return orphan || b.opts.Inbox != nil || b.firstTime(ctx, "event:"+cb.EventID, cb.EventID, b.opts.DedupeTTL)
+	}
 	j := job{shard: m.Channel + ":" + thread}
+	var handle func(ctx context.Context)
 	switch m.Type {
 	case "message":
 		if m.Subtype == "" && m.ThreadTS == "" {
 			// The same alert posted again repeats work already queued.
 			j.dup = m.Channel + ":" + alertFingerprint(m.fullText())
 		}
-		j.run = func(ctx context.Context) {
-			if b.firstTime(ctx, "event:"+cb.EventID, cb.EventID) {
-				b.onMessage(ctx, &m)
-			}
-		}
+		handle = func(ctx context.Context) { b.onMessage(ctx, &m, orphan) }
 	case "app_mention":
-		j.run = func(ctx context.Context) {
-			if b.firstTime(ctx, "event:"+cb.EventID, cb.EventID) {
-				b.onMention(ctx, &m)
-			}
-		}
+		handle = func(ctx context.Context) { b.onMention(ctx, &m, orphan) }
 	case "app_home_opened":
-		j = job{shard: "home:" + m.User, dup: "home:" + m.User, run: func(ctx context.Context) { b.onHomeOpened(ctx, m.User) }}
+		j = job{shard: "home:" + m.User, dup: "home:" + m.User}
+		handle = func(ctx context.Context) { b.onHomeOpened(ctx, m.User) }
 	default:
+		b.inboxDone(cb.EventID)
 		return
 	}
+	j.run = func(ctx context.Context) {
+		// Done even when the handler panics: a poison event must not be
+		// taken over again and again.
+		defer b.inboxDone(cb.EventID)
+		if first(ctx) {
+			handle(ctx)
+		}
+	}
 	b.q.push(j)
+}
+
+// inboxPut records an event before its ack and reports whether it is new.
+// Without an inbox, or when it fails, the event counts as new: a rare
+// duplicate beats a lost answer.
+func (b *Bot) inboxPut(ctx context.Context, id string, payload []byte) bool {
+	if b.opts.Inbox == nil || id == "" {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.opts.InboxTimeout)
+	defer cancel()
+	fresh, err := b.opts.Inbox.Put(ctx, id, "events_api", payload)
+	if err != nil {
+		b.m.inboxErrors.Inc()
+		b.log.Warn("inbox unavailable; handling the event without it", "event_id", id, "err", err)
+		return true
+	}
+	return fresh
+}
+
+func (b *Bot) inboxDone(id string) {
+	if b.opts.Inbox == nil || id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.InboxTimeout*10)
+	defer cancel()
+	if err := b.opts.Inbox.Done(ctx, id); err != nil {
+		b.m.inboxErrors.Inc()
+		b.log.Warn("marking an event handled failed; another replica may handle it again", "event_id", id, "err", err)
+	}
+}
+
+// sweepOrphans takes over, every period until ctx ends, the events that
+// another replica (or this one before a restart) recorded and acked but
+// never handled.
+func (b *Bot) sweepOrphans(ctx context.Context) {
+	if b.opts.Inbox == nil {
+		return
+	}
+	t := time.NewTicker(b.opts.OrphanEvery)
+	defer t.Stop()
+	for {
+		items, err := b.opts.Inbox.Orphans(ctx, 100)
+		if err != nil && ctx.Err() == nil {
+			b.log.Warn("looking for orphaned events failed", "err", err)
+		}
+		for _, it := range items {
+			var cb callback
+			if json.Unmarshal(it.Payload, &cb) != nil {
+				b.inboxDone(it.Key)
+				continue
+			}
+			b.m.orphans.Inc()
+			b.log.Info("taking over an event a stopped replica never handled", "event_id", it.Key)
+			b.queueEvent(cb, true)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // firstTime claims key and reports whether this is its first handling. An
 // empty id is never a duplicate. When the shared state fails, the event is
 // handled: a rare duplicate beats a lost answer.
-func (b *Bot) firstTime(ctx context.Context, key, id string) bool {
+func (b *Bot) firstTime(ctx context.Context, key, id string, ttl time.Duration) bool {
 	if id == "" {
 		return true
 	}
-	ok, err := b.opts.State.Claim(ctx, key, b.opts.DedupeTTL)
+	ok, err := b.opts.State.Claim(ctx, key, ttl)
 	if err != nil {
 		b.log.Warn("dedupe state unavailable; handling the event", "key", key, "err", err)
 		return true
@@ -97,7 +179,7 @@ func (b *Bot) firstTime(ctx context.Context, key, id string) bool {
 // handledSubtypes are the message subtypes that carry text worth matching.
 var handledSubtypes = map[string]bool{"": true, "bot_message": true, "thread_broadcast": true, "file_share": true}
 
-func (b *Bot) onMessage(ctx context.Context, m *message) {
+func (b *Bot) onMessage(ctx context.Context, m *message, orphan bool) {
 	if m.Subtype == "message_changed" {
 		b.onEdit(ctx, m)
 		return
@@ -122,23 +204,18 @@ func (b *Bot) onMessage(ctx context.Context, m *message) {
 		}
 		return
 	}
-	if !b.firstTime(ctx, "msg:"+m.Channel+":"+m.TS, m.TS) {
+	if !orphan && !b.firstTime(ctx, "msg:"+m.Channel+":"+m.TS, m.TS, b.opts.ClaimTTL) {
 		return
 	}
 	if strings.TrimSpace(text) == "" {
 		return
 	}
 	all := b.threads.add(m.Channel, thread, isRoot, text, private)
-	source := FromPerson
+	source, alertKey := FromPerson, ""
 	if m.BotID != "" || m.Subtype == "bot_message" {
 		source = FromAlert
 		if fp := alertFingerprint(text); isRoot && fp != "" {
-			ok, err := b.opts.State.Claim(ctx, "alert:"+m.Channel+":"+fp, b.opts.AlertRepeat)
-			if err == nil && !ok {
-				b.m.suppressed.WithLabelValues("alert_repeat").Inc()
-				b.log.Debug("same alert again; not answering", "channel", m.Channel)
-				return
-			}
+			alertKey = "alert:" + m.Channel + ":" + fp
 		}
 	}
 	matchText := text
@@ -146,7 +223,7 @@ func (b *Bot) onMessage(ctx context.Context, m *message) {
 		matchText = all
 	}
 	b.answerThread(ctx, answer{channel: m.Channel, thread: thread, private: private, text: matchText,
-		source: source, key: "msg:" + m.Channel + ":" + m.TS})
+		source: source, key: "msg:" + m.Channel + ":" + m.TS, alertKey: alertKey})
 }
 
 // onEdit refreshes the reply to a message that was edited, as alert tools do
@@ -180,11 +257,11 @@ func (b *Bot) onEdit(ctx context.Context, m *message) {
 		source: source, key: "edit:" + m.Channel + ":" + edited.TS + ":" + m.TS})
 }
 
-func (b *Bot) onMention(ctx context.Context, m *message) {
+func (b *Bot) onMention(ctx context.Context, m *message, orphan bool) {
 	if b.isSelf(m) {
 		return
 	}
-	if !b.firstTime(ctx, "msg:"+m.Channel+":"+m.TS, m.TS) {
+	if !orphan && !b.firstTime(ctx, "msg:"+m.Channel+":"+m.TS, m.TS, b.opts.ClaimTTL) {
 		return
 	}
 	_, private := b.channels.check(ctx, m.Channel, m.ChannelType)
@@ -218,6 +295,7 @@ type answer struct {
 	text            string
 	source          Source
 	key             string
+	alertKey        string // an alert's fingerprint: the same alert again gets no new reply
 	mention         bool   // someone asked: say so when nothing matched
 	user            string // who asked, for a mention
 }
@@ -275,7 +353,17 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 		b.record(a, ans, lang)
 		return
 	}
-	ok, err := b.opts.State.ClaimReply(ctx, a.channel, a.thread, 2*time.Minute)
+	if a.alertKey != "" {
+		// Only an alert that is answered counts: the same alert firing
+		// again within the window gets no new reply.
+		ok, err := b.opts.State.Claim(ctx, a.alertKey, b.opts.AlertRepeat)
+		if err == nil && !ok {
+			b.m.suppressed.WithLabelValues("alert_repeat").Inc()
+			b.log.Debug("same alert again; not answering", "channel", a.channel)
+			return
+		}
+	}
+	ok, err := b.opts.State.ClaimReply(ctx, a.channel, a.thread, b.opts.ClaimTTL)
 	if err != nil {
 		b.log.Warn("reply claim unavailable; posting", "channel", a.channel, "err", err)
 		ok = true

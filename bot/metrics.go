@@ -16,6 +16,8 @@ type metrics struct {
 	reconnects  prometheus.Counter
 	dropped     prometheus.Counter
 	panics      prometheus.Counter
+	inboxErrors prometheus.Counter
+	orphans     prometheus.Counter
 	queueLength prometheus.GaugeFunc
 }
 
@@ -53,10 +55,16 @@ func newMetrics(reg prometheus.Registerer, queueLen func() float64) *metrics {
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "incidentbot_handler_panics_total", Help: "Panics recovered while handling an event.",
 		}),
+		inboxErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "incidentbot_inbox_errors_total", Help: "Failures to record an event before its ack or to mark it handled.",
+		}),
+		orphans: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "incidentbot_orphans_taken_total", Help: "Events taken over from a replica that stopped before handling them.",
+		}),
 		queueLength: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "incidentbot_queue_length", Help: "Work waiting in the queue.",
 		}, queueLen),
 	}
-	reg.MustRegister(m.events, m.posted, m.updated, m.suppressed, m.matchTime, m.ackTime, m.apiErrors, m.reconnects, m.dropped, m.panics, m.queueLength)
+	reg.MustRegister(m.events, m.posted, m.updated, m.suppressed, m.matchTime, m.ackTime, m.apiErrors, m.reconnects, m.dropped, m.panics, m.inboxErrors, m.orphans, m.queueLength)
 	return m
 }
