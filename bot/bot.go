@@ -139,9 +139,9 @@ type Options struct {
 	// Checks are the health of the parts the bot can answer without (the
 	// activity store): each is served at /healthz/NAME and listed on
 	// /healthz, which fails only when the Socket Mode connection is down.
-	Checks map[string]func(context.Context) error
-	State    State                // shared state; in memory when nil
-	Taxonomy *cases.Taxonomy      // tag labels; the default taxonomy when nil
+	Checks   map[string]func(context.Context) error
+	State    State           // shared state; in memory when nil
+	Taxonomy *cases.Taxonomy // tag labels; the default taxonomy when nil
 }
 
 func (o *Options) defaults() {
