@@ -64,7 +64,9 @@ func (o BufferOptions) withDefaults() BufferOptions {
 // Buffered wraps a Store so that recording activity while handling an event
 // never blocks on, or fails with, a slow or failing store: the Async methods
 // queue the write and Run writes it in the background, retrying with
-// backoff. Everything else, reads included, goes straight to the store.
+// backoff. Everything else, reads included, goes straight to the store:
+// the inbox above all, whose InboxPut must be durable before the event is
+// acked.
 //
 // Writes given up are logged and counted in Dropped. Trying a write again is
 // safe because recording is idempotent.

@@ -404,3 +404,46 @@ func TestBufferedReadsGoToTheStore(t *testing.T) {
 		t.Errorf("CaseFeedback = %d, %d, %v; want the store's 7, 2, nil", h, n, err)
 	}
 }
+
+// inboxStore records the inbox calls it is given.
+type inboxStore struct {
+	store.Store
+	calls []string
+}
+
+func (s *inboxStore) InboxPut(ctx context.Context, item store.InboxItem, lease time.Duration) (bool, error) {
+	s.calls = append(s.calls, fmt.Sprintf("put %s for %v", item.Key, lease))
+	return true, nil
+}
+
+func (s *inboxStore) InboxDone(ctx context.Context, key string) error {
+	s.calls = append(s.calls, "done "+key)
+	return nil
+}
+
+func (s *inboxStore) InboxOrphans(ctx context.Context, owner string, lease time.Duration, limit int) ([]store.InboxItem, error) {
+	s.calls = append(s.calls, fmt.Sprintf("orphans for %s, %v, %d", owner, lease, limit))
+	return []store.InboxItem{{Key: "Ev0"}}, nil
+}
+
+// TestBufferedInboxGoesToTheStore checks that the inbox is not buffered:
+// an event must be recorded before it is acked, so with Run not even started
+// each call reaches the store before it returns.
+func TestBufferedInboxGoesToTheStore(t *testing.T) {
+	fake := &inboxStore{}
+	b := store.NewBuffered(fake, slog.New(slog.DiscardHandler), store.BufferOptions{})
+	ctx := t.Context()
+	if ok, err := b.InboxPut(ctx, store.InboxItem{Key: "Ev1"}, time.Minute); !ok || err != nil {
+		t.Errorf("InboxPut = %v, %v; want the store's true, nil", ok, err)
+	}
+	if err := b.InboxDone(ctx, "Ev1"); err != nil {
+		t.Errorf("InboxDone: %v", err)
+	}
+	if got, err := b.InboxOrphans(ctx, "r2", time.Hour, 5); len(got) != 1 || err != nil {
+		t.Errorf("InboxOrphans = %+v, %v; want the store's one item", got, err)
+	}
+	want := []string{"put Ev1 for 1m0s", "done Ev1", "orphans for r2, 1h0m0s, 5"}
+	if !reflect.DeepEqual(fake.calls, want) || b.Pending() != 0 {
+		t.Errorf("store got %q with %d pending, want %q with none", fake.calls, b.Pending(), want)
+	}
+}

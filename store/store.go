@@ -1,7 +1,7 @@
 // Package store keeps incidentbot's activity that must survive a restart:
 // the suggestions the bot made, the feedback votes it received, the replies
-// it posted, the claims replicas take so that work is done once, and the
-// weekly digests it posted.
+// it posted, the claims replicas take so that work is done once, the weekly
+// digests it posted, and the inbox of events recorded before they were acked.
 //
 // The package holds the types, the Store interface and Buffered, a write
 // buffer that keeps event handling from waiting on a slow or failing store.
@@ -93,6 +93,15 @@ type DigestRecord struct {
 	MessageTS string
 }
 
+// InboxItem is an event recorded before it was acked.
+type InboxItem struct {
+	Key      string // the event's id (unique)
+	Kind     string // e.g. "events_api"
+	Payload  []byte // the raw envelope payload, as received
+	Owner    string // the replica that holds it
+	Received time.Time
+}
+
 // Store keeps incidentbot's activity. Implementations are safe for
 // concurrent use, also by several processes sharing one database. Times are
 // returned in UTC with at least millisecond precision; empty lists come back
@@ -140,11 +149,35 @@ type Store interface {
 	// claimed is returned with posted false.
 	DigestPosted(ctx context.Context, target, week string) (r DigestRecord, posted bool, err error)
 
+	// InboxPut records an event before it is acked, held by item.Owner for
+	// lease; Received is set from the store's clock, not taken from item. It
+	// returns false when the key was recorded before (a redelivery): the
+	// caller acks and skips it. Whether the earlier record is done or not
+	// does not matter: one that is not is InboxOrphans' to hand out.
+	InboxPut(ctx context.Context, item InboxItem, lease time.Duration) (bool, error)
+	// InboxDone marks an event handled. Done keys still dedupe redeliveries
+	// until purged. Marking a key again, or a key never put, is not an error.
+	InboxDone(ctx context.Context, key string) error
+	// InboxOrphans takes over up to limit events that are not done and whose
+	// holder's lease has expired: it re-leases them to owner for lease and
+	// returns them, oldest first. Two replicas calling it at once never get
+	// the same item. A holder that outlives its lease loses the event to
+	// another replica, so a lease must be longer than handling an event
+	// takes. A limit of zero or less returns nothing.
+	InboxOrphans(ctx context.Context, owner string, lease time.Duration, limit int) ([]InboxItem, error)
+	// InboxRenew extends the lease of every event owner holds and has not
+	// done, to lease from now, and returns how many it renewed. A replica
+	// calls it regularly while it lives, so that only the events of a
+	// replica that stopped expire and are taken over, however long its
+	// queue.
+	InboxRenew(ctx context.Context, owner string, lease time.Duration) (int64, error)
+
 	// Purge deletes the suggestions, feedback and replies older than before,
-	// and every claim that has expired (an expired claim may be taken again,
-	// so deleting it changes nothing else). Digest records are kept: they
-	// are small and needed for exactly-once posting. It returns the number
-	// of rows deleted.
+	// the inbox events received before it, done or not, and every claim that
+	// has expired (an expired claim may be taken again, so deleting it
+	// changes nothing else). Digest records are kept: they are small and
+	// needed for exactly-once posting. It returns the number of rows
+	// deleted.
 	Purge(ctx context.Context, before time.Time) (int64, error)
 	// Ping checks that the store can be reached.
 	Ping(ctx context.Context) error

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,6 +37,9 @@ const lockSpace = 0x1bc1d0
 type Store struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
+	// upTo, when positive, is the last migration applied: tests use it to
+	// build a schema as an older version left it.
+	upTo int
 }
 
 var _ store.Store = (*Store)(nil)
@@ -109,6 +114,9 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
+		if s.upTo > 0 && m.Version > s.upTo {
+			break
+		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			var done bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.Version).Scan(&done); err != nil || done {
@@ -359,6 +367,93 @@ func (s *Store) DigestPosted(ctx context.Context, target, week string) (store.Di
 	return r, r.PostedAt != nil, nil
 }
 
+// InboxPut implements store.Store.
+func (s *Store) InboxPut(ctx context.Context, item store.InboxItem, lease time.Duration) (bool, error) {
+	ok, err := s.claim(ctx, s.pool, lease, `INSERT INTO inbox (key, kind, payload, owner, received, leased_until)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (key) DO NOTHING`,
+		item.Key, item.Kind, bytea(item.Payload), item.Owner)
+	if err != nil {
+		return false, fmt.Errorf("put %s in inbox: %w", item.Key, err)
+	}
+	return ok, nil
+}
+
+// InboxDone implements store.Store.
+func (s *Store) InboxDone(ctx context.Context, key string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE inbox SET done = true WHERE key = $1`, key); err != nil {
+		return fmt.Errorf("mark %s done in inbox: %w", key, err)
+	}
+	return nil
+}
+
+// InboxRenew implements store.Store.
+func (s *Store) InboxRenew(ctx context.Context, owner string, lease time.Duration) (int64, error) {
+	if lease <= 0 {
+		return 0, fmt.Errorf("renew inbox leases of %s: lease %v is not positive", owner, lease)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE inbox SET leased_until = $1 WHERE owner = $2 AND NOT done`, s.now().Add(lease), owner)
+	if err != nil {
+		return 0, fmt.Errorf("renew inbox leases of %s: %w", owner, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// InboxOrphans implements store.Store. It locks the rows it takes with FOR
+// UPDATE SKIP LOCKED, so replicas calling it at once take different rows
+// without waiting for each other. The locking SELECT is a materialized CTE,
+// not the usual "WHERE key IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)":
+// PostgreSQL plans an IN subquery as a join and may run it again for each
+// outer row, and each run skips the rows already updated and takes more, so
+// LIMIT would not bound what is taken (PostgreSQL bug #15715, which it
+// answers is expected). A WITH query runs once.
+func (s *Store) InboxOrphans(ctx context.Context, owner string, lease time.Duration, limit int) ([]store.InboxItem, error) {
+	out, err := s.inboxOrphans(ctx, owner, lease, limit)
+	if err != nil {
+		return nil, fmt.Errorf("take inbox orphans for %s: %w", owner, err)
+	}
+	return out, nil
+}
+
+func (s *Store) inboxOrphans(ctx context.Context, owner string, lease time.Duration, limit int) ([]store.InboxItem, error) {
+	if lease <= 0 {
+		return nil, fmt.Errorf("lease %v is not positive", lease)
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	now := s.now()
+	rows, err := s.pool.Query(ctx, `WITH orphans AS MATERIALIZED (
+			SELECT key FROM inbox WHERE NOT done AND leased_until <= $3
+			ORDER BY received, key LIMIT $4
+			FOR UPDATE SKIP LOCKED
+		)
+		UPDATE inbox SET owner = $1, leased_until = $2
+		FROM orphans WHERE inbox.key = orphans.key
+		RETURNING inbox.key, inbox.kind, inbox.payload, inbox.owner, inbox.received`,
+		owner, now.Add(lease), now, limit)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.InboxItem, error) {
+		var it store.InboxItem
+		err := row.Scan(&it.Key, &it.Kind, &it.Payload, &it.Owner, &it.Received)
+		it.Received, it.Payload = it.Received.UTC(), nilIfEmpty(it.Payload)
+		return it, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING gives the rows in no particular order.
+	slices.SortFunc(out, func(a, b store.InboxItem) int {
+		if c := a.Received.Compare(b.Received); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	return nilIfEmpty(out), nil
+}
+
 // Purge implements store.Store.
 func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
 	now := s.now()
@@ -371,6 +466,7 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
 			{`DELETE FROM suggestions WHERE at < $1`, before},
 			{`DELETE FROM feedback WHERE at < $1`, before},
 			{`DELETE FROM replies WHERE updated < $1`, before},
+			{`DELETE FROM inbox WHERE received < $1`, before},
 			{`DELETE FROM reply_claims WHERE expires_at <= $1`, now},
 			{`DELETE FROM claims WHERE expires_at <= $1`, now},
 		} {
@@ -408,6 +504,14 @@ func array(v []string) []string {
 		return []string{}
 	}
 	return v
+}
+
+// bytea returns p, or an empty one for nil: a nil slice would be NULL.
+func bytea(p []byte) []byte {
+	if p == nil {
+		return []byte{}
+	}
+	return p
 }
 
 func nilIfEmpty[T any](v []T) []T {

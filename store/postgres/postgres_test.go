@@ -2,10 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,75 +9,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/incidentbot/incidentbot/internal/pgtest"
 	"github.com/incidentbot/incidentbot/store"
 	"github.com/incidentbot/incidentbot/store/postgres"
 	"github.com/incidentbot/incidentbot/store/storetest"
 )
 
-const urlEnv = "INCIDENTBOT_TEST_DATABASE_URL"
-
-// schema creates a schema of its own for test t in the database named by
-// INCIDENTBOT_TEST_DATABASE_URL, drops it when t ends, and returns the URL
-// that selects it. It skips t when the variable is unset and fails it when
-// the database cannot be reached.
-func schema(t *testing.T) string {
-	t.Helper()
-	base := baseURL(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("%s is set but the database cannot be reached: %v", urlEnv, err)
-	}
-	defer conn.Close(ctx)
-
-	b := make([]byte, 8)
-	rand.Read(b)
-	name := "storetest_" + hex.EncodeToString(b)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
-		t.Fatalf("create schema %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", name, err)
-		}
-	})
-	return withSearchPath(t, base, name)
-}
+// schema gives t a schema of its own (see pgtest.Schema).
+func schema(t *testing.T) string { return pgtest.Schema(t, "storetest") }
 
 // baseURL returns INCIDENTBOT_TEST_DATABASE_URL, skipping t when it is unset.
-func baseURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv(urlEnv)
-	if base == "" {
-		t.Skip(urlEnv + " not set: PostgreSQL store tests skipped; set it to e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
-	}
-	return base
-}
-
-// withSearchPath adds search_path, which pgx sends as a run-time parameter,
-// to a URL or a keyword/value connection string.
-func withSearchPath(t *testing.T, base, schema string) string {
-	if !strings.Contains(base, "://") {
-		return base + " search_path=" + schema
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("parse %s: %v", urlEnv, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func baseURL(t *testing.T) string { return pgtest.BaseURL(t) }
 
 func open(t *testing.T, url string, opts ...postgres.Option) *postgres.Store {
 	t.Helper()
@@ -154,6 +92,32 @@ func TestSurvivesRestart(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].Key != "C1:1" || !got[0].Time.Equal(when) || len(got[0].Symptoms) != 1 {
 		t.Errorf("after reopening, Suggestions = %+v, want the one recorded before", got)
+	}
+	assertMigrated(t, url)
+}
+
+// TestUpgradeFromVersion1 opens a schema that an older store left at
+// version 1, before the inbox, and checks that Open adds the inbox and keeps
+// what was there.
+func TestUpgradeFromVersion1(t *testing.T) {
+	ctx, url := t.Context(), schema(t)
+	old := open(t, url, postgres.WithSchemaVersion(1))
+	when := time.Date(2025, 3, 3, 12, 0, 0, 0, time.UTC)
+	if err := old.RecordSuggestion(ctx, store.Suggestion{Key: "C1:1", Time: when}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.InboxPut(ctx, store.InboxItem{Key: "Ev1"}, time.Minute); err == nil {
+		t.Fatal("a version 1 schema has an inbox already: the test builds the wrong schema")
+	}
+	old.Close()
+
+	s := open(t, url)
+	defer s.Close()
+	if got, err := s.Suggestions(ctx, when, when.Add(time.Second)); err != nil || len(got) != 1 {
+		t.Errorf("Suggestions after the upgrade = %+v, %v; want the one recorded before", got, err)
+	}
+	if ok, err := s.InboxPut(ctx, store.InboxItem{Key: "Ev1", Payload: []byte{0xff}}, time.Minute); err != nil || !ok {
+		t.Errorf("InboxPut after the upgrade = %v, %v; want true", ok, err)
 	}
 	assertMigrated(t, url)
 }

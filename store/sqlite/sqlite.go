@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,9 @@ const busyTimeout = 10 * time.Second
 type Store struct {
 	db  *sql.DB
 	now func() time.Time
+	// upTo, when positive, is the last migration applied: tests use it to
+	// build a database as an older version left it.
+	upTo int
 }
 
 var _ store.Store = (*Store)(nil)
@@ -123,6 +127,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
+		if s.upTo > 0 && m.Version > s.upTo {
+			break
+		}
 		if err := s.apply(ctx, m); err != nil {
 			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
@@ -420,6 +427,95 @@ func (s *Store) DigestPosted(ctx context.Context, target, week string) (store.Di
 	return r, r.PostedAt != nil, nil
 }
 
+// InboxPut implements store.Store.
+func (s *Store) InboxPut(ctx context.Context, item store.InboxItem, lease time.Duration) (bool, error) {
+	ok, err := s.claim(ctx, lease, `INSERT INTO inbox (key, kind, payload, owner, received, leased_until)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (key) DO NOTHING`,
+		item.Key, item.Kind, blob(item.Payload), item.Owner)
+	if err != nil {
+		return false, fmt.Errorf("put %s in inbox: %w", item.Key, err)
+	}
+	return ok, nil
+}
+
+// InboxDone implements store.Store.
+func (s *Store) InboxDone(ctx context.Context, key string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE inbox SET done = 1 WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("mark %s done in inbox: %w", key, err)
+	}
+	return nil
+}
+
+// InboxRenew implements store.Store.
+func (s *Store) InboxRenew(ctx context.Context, owner string, lease time.Duration) (int64, error) {
+	if lease <= 0 {
+		return 0, fmt.Errorf("renew inbox leases of %s: lease %v is not positive", owner, lease)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE inbox SET leased_until = ? WHERE owner = ? AND done = 0`, micros(s.now().Add(lease)), owner)
+	if err != nil {
+		return 0, fmt.Errorf("renew inbox leases of %s: %w", owner, err)
+	}
+	return res.RowsAffected()
+}
+
+// InboxOrphans implements store.Store. Its transaction starts with BEGIN
+// IMMEDIATE, so it holds the write lock from its first read: whoever takes
+// it next sees the new leases.
+func (s *Store) InboxOrphans(ctx context.Context, owner string, lease time.Duration, limit int) ([]store.InboxItem, error) {
+	out, err := s.inboxOrphans(ctx, owner, lease, limit)
+	if err != nil {
+		return nil, fmt.Errorf("take inbox orphans for %s: %w", owner, err)
+	}
+	return out, nil
+}
+
+func (s *Store) inboxOrphans(ctx context.Context, owner string, lease time.Duration, limit int) ([]store.InboxItem, error) {
+	if lease <= 0 {
+		return nil, fmt.Errorf("lease %v is not positive", lease)
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	now := s.now()
+	var out []store.InboxItem
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE inbox SET owner = ?1, leased_until = ?2
+			WHERE key IN (
+				SELECT key FROM inbox WHERE done = 0 AND leased_until <= ?3
+				ORDER BY received, key LIMIT ?4)
+			RETURNING key, kind, payload, owner, received`,
+			owner, micros(now.Add(lease)), micros(now), limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				it       store.InboxItem
+				received int64
+			)
+			if err := rows.Scan(&it.Key, &it.Kind, &it.Payload, &it.Owner, &received); err != nil {
+				return err
+			}
+			it.Received, it.Payload = fromMicros(received), nilIfEmpty(it.Payload)
+			out = append(out, it)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING gives the rows in no particular order.
+	slices.SortFunc(out, func(a, b store.InboxItem) int {
+		if c := a.Received.Compare(b.Received); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	return out, nil
+}
+
 // Purge implements store.Store.
 func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
 	b, now := micros(before), micros(s.now())
@@ -432,6 +528,7 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
 			{`DELETE FROM suggestions WHERE at < ?`, []any{b}},
 			{`DELETE FROM feedback WHERE at < ?`, []any{b}},
 			{`DELETE FROM replies WHERE updated < ?`, []any{b}},
+			{`DELETE FROM inbox WHERE received < ?`, []any{b}},
 			{`DELETE FROM reply_claims WHERE expires_at <= ?`, []any{now}},
 			{`DELETE FROM claims WHERE expires_at <= ?`, []any{now}},
 		} {
@@ -472,6 +569,21 @@ func (s *Store) Close() error {
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// blob returns p, or an empty one for nil: a nil slice would be NULL.
+func blob(p []byte) []byte {
+	if p == nil {
+		return []byte{}
+	}
+	return p
+}
+
+func nilIfEmpty(p []byte) []byte {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}
 
 // scoredCase is how a store.ScoredCase is kept in JSON.
 type scoredCase struct {

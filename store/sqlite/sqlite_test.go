@@ -87,6 +87,59 @@ func TestSchemaAndPragmas(t *testing.T) {
 	}
 }
 
+// TestUpgradeFromVersion1 opens a database that an older store left at
+// schema version 1, before the inbox, and checks that Open adds the inbox
+// and keeps what was there.
+func TestUpgradeFromVersion1(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "activity.db")
+	old, err := sqlite.Open(ctx, path, sqlite.WithSchemaVersion(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := time.Date(2025, 3, 3, 12, 0, 0, 0, time.UTC)
+	if err := old.RecordSuggestion(ctx, store.Suggestion{Key: "C1:1", Time: when}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := old.Claim(ctx, "Ev1", "a", time.Hour); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	if _, err := old.InboxPut(ctx, store.InboxItem{Key: "Ev1"}, time.Minute); err == nil {
+		t.Fatal("a version 1 database has an inbox already: the test builds the wrong schema")
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open the version 1 database: %v", err)
+	}
+	defer s.Close()
+	if got, err := s.Suggestions(ctx, when, when.Add(time.Second)); err != nil || len(got) != 1 {
+		t.Errorf("Suggestions after the upgrade = %+v, %v; want the one recorded before", got, err)
+	}
+	if ok, err := s.Claim(ctx, "Ev1", "b", time.Hour); err != nil || ok {
+		t.Errorf("Claim on a live claim after the upgrade = %v, %v; want false", ok, err)
+	}
+	if ok, err := s.InboxPut(ctx, store.InboxItem{Key: "Ev1", Payload: []byte{0xff}}, time.Minute); err != nil || !ok {
+		t.Errorf("InboxPut after the upgrade = %v, %v; want true", ok, err)
+	}
+
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var versions, max int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*), MAX(version) FROM schema_migrations").Scan(&versions, &max); err != nil {
+		t.Fatal(err)
+	}
+	if versions != 2 || max != 2 {
+		t.Errorf("schema_migrations has %d rows up to version %d after the upgrade, want 2 up to 2", versions, max)
+	}
+}
+
 // TestTwoProcesses opens one file twice, as two processes would: each
 // handle has its own connections, so they agree only through SQLite's file
 // locks.

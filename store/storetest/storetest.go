@@ -79,7 +79,15 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Digest", testDigest},
 		{"DigestConcurrent", testDigestConcurrent},
 		{"DigestMarkWithoutClaim", testDigestMarkWithoutClaim},
+		{"InboxPut", testInboxPut},
+		{"InboxPutConcurrent", testInboxPutConcurrent},
+		{"InboxOrphans", testInboxOrphans},
+		{"InboxOrphansOrder", testInboxOrphansOrder},
+		{"InboxRenew", testInboxRenew},
+		{"InboxOrphansConcurrent", testInboxOrphansConcurrent},
+		{"InboxBadArgs", testInboxBadArgs},
 		{"Purge", testPurge},
+		{"PurgeInbox", testPurgeInbox},
 		{"Ping", testPing},
 	}
 	for _, tt := range tests {
@@ -620,6 +628,251 @@ func testDigestMarkWithoutClaim(t *testing.T, s store.Store) {
 	}
 }
 
+// payload is an envelope payload as Slack might send it, followed by bytes
+// that are not UTF-8, which the store must keep as they are.
+var payload = []byte("{\"envelope_id\":\"e1\",\"payload\":{\"event_id\":\"Ev1\"}}\xff\xfe\x00\x80\xc3")
+
+func inboxItem(key, owner string) store.InboxItem {
+	return store.InboxItem{Key: key, Kind: "events_api", Payload: payload, Owner: owner}
+}
+
+func inboxPut(t *testing.T, s store.Store, item store.InboxItem, lease time.Duration) bool {
+	t.Helper()
+	ok, err := s.InboxPut(t.Context(), item, lease)
+	if err != nil {
+		t.Fatalf("InboxPut(%s): %v", item.Key, err)
+	}
+	return ok
+}
+
+func inboxDone(t *testing.T, s store.Store, key string) {
+	t.Helper()
+	if err := s.InboxDone(t.Context(), key); err != nil {
+		t.Fatalf("InboxDone(%s): %v", key, err)
+	}
+}
+
+func orphans(t *testing.T, s store.Store, owner string, lease time.Duration, limit int) []store.InboxItem {
+	t.Helper()
+	got, err := s.InboxOrphans(t.Context(), owner, lease, limit)
+	if err != nil {
+		t.Fatalf("InboxOrphans(%s): %v", owner, err)
+	}
+	for _, it := range got {
+		if it.Received.Location() != time.UTC {
+			t.Errorf("inbox item %s received in %v, want UTC", it.Key, it.Received.Location())
+		}
+	}
+	return got
+}
+
+func inboxKeys(items []store.InboxItem) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, it.Key)
+	}
+	return out
+}
+
+func testInboxPut(t *testing.T, s store.Store) {
+	clock := Clock(t)
+	received := clock.Now()
+	if !inboxPut(t, s, inboxItem("Ev1", "r1"), time.Minute) {
+		t.Fatal("first InboxPut returned false")
+	}
+	again := inboxItem("Ev1", "r2")
+	again.Payload = []byte("redelivered")
+	clock.Advance(time.Second)
+	if inboxPut(t, s, again, time.Minute) {
+		t.Error("InboxPut of a key put before returned true, want false: a redelivery")
+	}
+	if !inboxPut(t, s, store.InboxItem{Key: "Ev2", Owner: "r1"}, time.Minute) {
+		t.Error("InboxPut of another key, with no kind or payload, returned false")
+	}
+
+	// The first put is what is kept, byte for byte.
+	clock.Advance(time.Minute)
+	want := []store.InboxItem{
+		{Key: "Ev1", Kind: "events_api", Payload: payload, Owner: "r3", Received: received},
+		{Key: "Ev2", Owner: "r3", Received: received.Add(time.Second)},
+	}
+	if got := orphans(t, s, "r3", time.Minute, 10); !reflect.DeepEqual(got, want) {
+		t.Errorf("InboxOrphans =\n%+v\nwant\n%+v", got, want)
+	}
+
+	inboxDone(t, s, "Ev1")
+	inboxDone(t, s, "Ev1") // again: no error
+	if err := s.InboxDone(t.Context(), "never-put"); err != nil {
+		t.Errorf("InboxDone of a key never put: %v, want nil", err)
+	}
+	if inboxPut(t, s, inboxItem("Ev1", "r1"), time.Minute) {
+		t.Error("InboxPut of a done key returned true, want false: done keys still dedupe")
+	}
+	clock.Advance(time.Hour)
+	if got := inboxKeys(orphans(t, s, "r4", time.Minute, 10)); !reflect.DeepEqual(got, []string{"Ev2"}) {
+		t.Errorf("InboxOrphans after Ev1 was done = %q, want [Ev2]", got)
+	}
+}
+
+func testInboxPutConcurrent(t *testing.T, s store.Store) {
+	won := winners(t, 50, func(owner string) (bool, error) {
+		return s.InboxPut(t.Context(), inboxItem("Ev1", owner), time.Minute)
+	})
+	if won != 1 {
+		t.Errorf("%d of 50 InboxPut calls of one key returned true, want 1", won)
+	}
+}
+
+func testInboxOrphans(t *testing.T, s store.Store) {
+	clock := Clock(t)
+	received := clock.Now()
+	inboxPut(t, s, inboxItem("Ev1", "r1"), time.Minute)
+	if got := orphans(t, s, "r2", time.Minute, 10); got != nil {
+		t.Errorf("InboxOrphans under a live lease = %+v, want nil", got)
+	}
+	clock.Advance(time.Minute - time.Millisecond)
+	if got := orphans(t, s, "r2", time.Minute, 10); got != nil {
+		t.Errorf("InboxOrphans just before the lease expired = %+v, want nil", got)
+	}
+	clock.Advance(time.Millisecond)
+	want := []store.InboxItem{{Key: "Ev1", Kind: "events_api", Payload: payload, Owner: "r2", Received: received}}
+	if got := orphans(t, s, "r2", 2*time.Minute, 10); !reflect.DeepEqual(got, want) {
+		t.Fatalf("InboxOrphans after the lease expired =\n%+v\nwant\n%+v (is open building the store on storetest.Clock(t).Now?)", got, want)
+	}
+
+	// r2 holds it now, for its own lease.
+	if got := orphans(t, s, "r3", time.Minute, 10); got != nil {
+		t.Errorf("InboxOrphans right after r2 took the item = %+v, want nil", got)
+	}
+	clock.Advance(2*time.Minute - time.Millisecond)
+	if got := orphans(t, s, "r3", time.Minute, 10); got != nil {
+		t.Errorf("InboxOrphans before r2's lease expired = %+v, want nil", got)
+	}
+	clock.Advance(time.Millisecond)
+	want[0].Owner = "r3"
+	if got := orphans(t, s, "r3", time.Minute, 10); !reflect.DeepEqual(got, want) {
+		t.Errorf("InboxOrphans after r2's lease expired =\n%+v\nwant\n%+v", got, want)
+	}
+
+	// Done items are never taken.
+	inboxDone(t, s, "Ev1")
+	inboxPut(t, s, inboxItem("Ev2", "r1"), time.Minute)
+	inboxDone(t, s, "Ev2")
+	clock.Advance(24 * time.Hour)
+	if got := orphans(t, s, "r4", time.Minute, 10); got != nil {
+		t.Errorf("InboxOrphans with every item done = %+v, want nil", got)
+	}
+}
+
+func testInboxRenew(t *testing.T, s store.Store) {
+	clock := Clock(t)
+	inboxPut(t, s, inboxItem("Ev1", "r1"), time.Minute)
+	inboxPut(t, s, inboxItem("Ev2", "r1"), time.Minute)
+	inboxPut(t, s, inboxItem("Ev3", "r2"), time.Minute)
+	inboxDone(t, s, "Ev2")
+	// r1 lives and renews; r2 has stopped.
+	clock.Advance(50 * time.Second)
+	n, err := s.InboxRenew(t.Context(), "r1", time.Minute)
+	if err != nil || n != 1 {
+		t.Fatalf("InboxRenew = %d, %v; want 1 (Ev1; Ev2 is done)", n, err)
+	}
+	clock.Advance(20 * time.Second)
+	got := orphans(t, s, "r3", time.Minute, 10)
+	if len(got) != 1 || got[0].Key != "Ev3" {
+		t.Errorf("InboxOrphans after r2 stopped renewing = %+v, want only Ev3", got)
+	}
+	// Now r1 stops and r3 (holding Ev3) renews.
+	clock.Advance(50 * time.Second)
+	if n, err := s.InboxRenew(t.Context(), "r3", time.Minute); err != nil || n != 1 {
+		t.Fatalf("InboxRenew(r3) = %d, %v; want 1", n, err)
+	}
+	clock.Advance(20 * time.Second)
+	if got := orphans(t, s, "r4", time.Minute, 10); len(got) != 1 || got[0].Key != "Ev1" {
+		t.Errorf("InboxOrphans after r1 stopped renewing = %+v, want only Ev1", got)
+	}
+	if _, err := s.InboxRenew(t.Context(), "r1", 0); err == nil {
+		t.Error("InboxRenew with a zero lease: no error")
+	}
+}
+
+func testInboxOrphansOrder(t *testing.T, s store.Store) {
+	clock := Clock(t)
+	// Received in the order c, a, b (not the keys' order); d is done.
+	for _, key := range []string{"c", "a", "d", "b"} {
+		inboxPut(t, s, inboxItem(key, "r1"), time.Minute)
+		clock.Advance(time.Second)
+	}
+	inboxDone(t, s, "d")
+	clock.Advance(time.Hour)
+	for _, limit := range []int{0, -1} {
+		if got := orphans(t, s, "r2", time.Minute, limit); got != nil {
+			t.Errorf("InboxOrphans with limit %d = %+v, want nil", limit, got)
+		}
+	}
+	for _, want := range [][]string{{"c", "a"}, {"b"}, nil} {
+		got := orphans(t, s, "r2", time.Minute, 2)
+		if !reflect.DeepEqual(inboxKeys(got), want) {
+			t.Errorf("InboxOrphans with limit 2 = %q, want %q, oldest first", inboxKeys(got), want)
+		}
+	}
+}
+
+func testInboxOrphansConcurrent(t *testing.T, s store.Store) {
+	clock := Clock(t)
+	for i := range 50 {
+		inboxPut(t, s, inboxItem(fmt.Sprintf("Ev%02d", i), "dead"), time.Minute)
+	}
+	clock.Advance(time.Minute)
+	var (
+		mu    sync.Mutex
+		taken = map[string][]string{} // key -> owners that got it
+	)
+	parallel(10, func(i int) {
+		owner := fmt.Sprintf("r%d", i)
+		for {
+			got, err := s.InboxOrphans(t.Context(), owner, time.Hour, 7)
+			if err != nil {
+				t.Errorf("InboxOrphans(%s): %v", owner, err)
+				return
+			}
+			if len(got) == 0 {
+				return
+			}
+			mu.Lock()
+			for _, it := range got {
+				taken[it.Key] = append(taken[it.Key], owner)
+				if it.Owner != owner {
+					t.Errorf("%s got %s with owner %s", owner, it.Key, it.Owner)
+				}
+			}
+			mu.Unlock()
+		}
+	})
+	if len(taken) != 50 {
+		t.Errorf("10 replicas took %d distinct items, want all 50", len(taken))
+	}
+	for key, owners := range taken {
+		if len(owners) != 1 {
+			t.Errorf("%s was taken by %q, want one replica", key, owners)
+		}
+	}
+}
+
+func testInboxBadArgs(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for _, lease := range []time.Duration{0, -time.Second} {
+		if _, err := s.InboxPut(ctx, inboxItem("Ev1", "r1"), lease); err == nil {
+			t.Errorf("InboxPut with lease %v succeeded, want an error", lease)
+		}
+		if _, err := s.InboxOrphans(ctx, "r1", lease, 10); err == nil {
+			t.Errorf("InboxOrphans with lease %v succeeded, want an error", lease)
+		}
+	}
+	if _, err := s.InboxPut(ctx, inboxItem("", "r1"), time.Minute); err == nil {
+		t.Error("InboxPut with an empty key succeeded, want an error")
+	}
+}
+
 func testPurge(t *testing.T, s store.Store) {
 	ctx, clock := t.Context(), Clock(t)
 	cut := at(1000)
@@ -690,6 +943,34 @@ func testPurge(t *testing.T, s store.Store) {
 	}
 	if n, err := s.Purge(ctx, cut); err != nil || n != 0 {
 		t.Errorf("second Purge = %d, %v; want 0, nil", n, err)
+	}
+}
+
+func testPurgeInbox(t *testing.T, s store.Store) {
+	ctx, clock := t.Context(), Clock(t)
+	inboxPut(t, s, inboxItem("old-done", "r1"), time.Minute)
+	inboxDone(t, s, "old-done")
+	inboxPut(t, s, inboxItem("old-pending", "r1"), time.Minute)
+	clock.Advance(time.Millisecond)
+	cut := clock.Now()
+	inboxPut(t, s, inboxItem("kept", "r1"), time.Minute)
+	clock.Advance(time.Hour)
+
+	n, err := s.Purge(ctx, cut)
+	if err != nil {
+		t.Fatalf("Purge: %v", err)
+	}
+	if n != 2 {
+		t.Errorf("Purge deleted %d rows, want 2: the inbox items received before the cutoff, done or not", n)
+	}
+	if got := inboxKeys(orphans(t, s, "r2", time.Minute, 10)); !reflect.DeepEqual(got, []string{"kept"}) {
+		t.Errorf("InboxOrphans after Purge = %q, want [kept]", got)
+	}
+	if !inboxPut(t, s, inboxItem("old-done", "r1"), time.Minute) {
+		t.Error("InboxPut of a purged key returned false, want true: Purge ends the dedupe")
+	}
+	if inboxPut(t, s, inboxItem("kept", "r1"), time.Minute) {
+		t.Error("InboxPut of a kept key returned true, want false")
 	}
 }
 
