@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -128,7 +132,7 @@ func nonEmpty(ss ...string) []string {
 
 func cmdCases(args []string, e env) error {
 	if len(args) == 0 {
-		return usagef("cases needs a subcommand: validate, list or stats")
+		return usagef("cases needs a subcommand: validate, list, stats or relate")
 	}
 	switch args[0] {
 	case "validate":
@@ -137,8 +141,10 @@ func cmdCases(args []string, e env) error {
 		return casesList(args[1:], e)
 	case "stats":
 		return casesStats(args[1:], e)
+	case "relate":
+		return casesRelate(args[1:], e)
 	}
-	return usagef("unknown cases subcommand %q: use validate, list or stats", args[0])
+	return usagef("unknown cases subcommand %q: use validate, list, stats or relate", args[0])
 }
 
 // errInvalid reports that validation found errors (already printed).
@@ -262,5 +268,53 @@ func casesStats(args []string, e env) error {
 		}
 		fmt.Fprintln(e.stdout)
 	}
+	return nil
+}
+
+// casesRelate fills the related field of every case file in a directory of
+// one-case JSON files, in place.
+func casesRelate(args []string, e env) error {
+	fs := newFlagSet("cases relate", "cases relate DIR  (rewrites each DIR/ID.json with up to three related cases)", e)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	if len(pos) != 1 {
+		return usagef("cases relate takes one directory of case files, e.g. cases/builtin")
+	}
+	tax := cases.DefaultTaxonomy()
+	set, err := cases.Load(pos[0], tax)
+	if err != nil {
+		return err
+	}
+	if n := set.Errors(); n > 0 {
+		return fmt.Errorf("%d errors in %s: run incidentbot cases validate %s first", n, pos[0], pos[0])
+	}
+	lib, _ := cases.NewLibrary(set)
+	related := cases.Relate(lib, tax)
+	changed := 0
+	for _, c := range lib.Cases() {
+		file := set.Files[c.ID]
+		if filepath.Ext(file) != ".json" || filepath.Base(file) != c.ID+".json" {
+			return fmt.Errorf("%s: cases relate rewrites one-case files named ID.json; this one holds %s", file, c.ID)
+		}
+		c.Related = related[c.ID]
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(c); err != nil {
+			return fmt.Errorf("encode %s: %w", c.ID, err)
+		}
+		old, _ := os.ReadFile(file)
+		if bytes.Equal(old, buf.Bytes()) {
+			continue
+		}
+		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+		changed++
+	}
+	fmt.Fprintf(e.stdout, "%d cases, %d files rewritten\n", lib.Len(), changed)
 	return nil
 }

@@ -23,6 +23,7 @@ Usage:
   incidentbot cases validate [PATH...]
   incidentbot cases list [--json] [--cases PATH]... [--builtin=true|false]
   incidentbot cases stats [--cases PATH]... [--builtin=true|false]
+  incidentbot cases relate DIR
   incidentbot run [flags]            run the Slack bot (see incidentbot run --help)
   incidentbot digest preview [--channel C] [--week 2026-W48] [--lang en|ko] [--json]
   incidentbot digest next [--digest TARGET]...
@@ -50,11 +51,14 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	reload         <-chan os.Signal // SIGHUP: reload the case library (run)
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, reload: hup})
 	stop()
 	os.Exit(code)
 }

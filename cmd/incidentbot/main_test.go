@@ -197,10 +197,7 @@ func TestSIGTERMDrainsAndExitsZero(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "incidentbot")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	fake := slackfake.New()
 	defer fake.Close()
 	fake.AddChannel("C0INC", "inc-payments", false)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,7 @@ type runConfig struct {
 	store      storeFlags
 	digests    digestFlags
 	retention  string
+	inboxLease time.Duration
 }
 
 // envOr returns the environment variable's value, or def.
@@ -80,6 +82,11 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	fs.StringVar(&c.logFormat, "log-format", envOr(e, "INCIDENTBOT_LOG_FORMAT", "text"), "text or json (env INCIDENTBOT_LOG_FORMAT)")
 	c.store.register(fs, e)
 	c.digests.register(fs, e)
+	c.inboxLease = 60 * time.Second
+	if v, err := time.ParseDuration(e.getenv("INCIDENTBOT_INBOX_LEASE")); err == nil {
+		c.inboxLease = v
+	}
+	fs.DurationVar(&c.inboxLease, "inbox-lease", c.inboxLease, "how long an event acked by a replica stays its own before another replica takes it over (env INCIDENTBOT_INBOX_LEASE)")
 	fs.StringVar(&c.retention, "retention", envOr(e, "INCIDENTBOT_RETENTION", "180d"), "delete activity older than this, e.g. 180d or 720h (env INCIDENTBOT_RETENTION)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -93,6 +100,9 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	}
 	if c.floor <= 0 || c.floor >= 1 {
 		return usagef("--floor must be between 0 and 1, got %v", c.floor)
+	}
+	if c.inboxLease < 2*time.Second {
+		return usagef("--inbox-lease must be at least 2s, got %v", c.inboxLease)
 	}
 	if c.lang != "en" && c.lang != "ko" {
 		return usagef("--lang must be en or ko, got %q", c.lang)
@@ -119,11 +129,14 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	m, err := matcher.New(lib, matcher.Options{Floor: c.floor, IndexDir: c.indexDir})
+	mopts := matcher.Options{Floor: c.floor, IndexDir: c.indexDir}
+	m, err := matcher.New(lib, mopts)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	var current atomic.Pointer[matcher.Matcher]
+	current.Store(m)
+	defer func() { current.Load().Close() }()
 	log.Info("case library ready", "cases", lib.Len(), "index_reused", m.Reused(), "took", time.Since(start).Round(time.Millisecond))
 
 	st, where, err := c.store.open(ctx, e)
@@ -152,13 +165,25 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 		Taxonomy:        m.Taxonomy(),
 		Recorder:        recorder{buffered},
 		State:           sharedState{s: st, owner: owner},
+		Inbox:           inbox{s: st, owner: owner, lease: c.inboxLease},
+		OrphanEvery:     max(c.inboxLease/3, time.Second),
+		ClaimTTL:        min(30*time.Second, c.inboxLease/2),
 		Digests:         dg,
+		Checks: map[string]func(context.Context) error{"store": func(ctx context.Context) error {
+			if err := st.Ping(ctx); err != nil {
+				return err
+			}
+			if !buffered.Healthy() {
+				return fmt.Errorf("writes are failing; %d waiting", buffered.Pending())
+			}
+			return nil
+		}},
 	})
 	if err != nil {
 		return err
 	}
 	dg.s = digest.New(digest.Options{Targets: targets, Store: st, Poster: b, Owner: owner, Grace: c.digests.grace,
-		Logger: log, Library: func() *cases.Library { return lib }})
+		Logger: log, Library: func() *cases.Library { return current.Load().Library() }})
 
 	// The store's writer outlives the bot, so what the last events recorded
 	// is written before the process exits.
@@ -171,6 +196,16 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	g.Go(func() error { return b.Run(gctx) })
 	g.Go(func() error { return dg.s.Run(gctx) })
 	g.Go(func() error { return purge(gctx, st, retention, log) })
+	g.Go(func() error {
+		for {
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-e.reload:
+				reload(c.lib, e, mopts, &current, b, log)
+			}
+		}
+	})
 	if c.listen != "" {
 		ln, err := net.Listen("tcp", c.listen)
 		if err != nil {
@@ -198,6 +233,32 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	}
 	log.Info("stopped", "unwritten_records", buffered.Dropped())
 	return err
+}
+
+// reload builds a new index from the case files beside the one in use and
+// swaps it in; events being handled finish with the old one, which is
+// closed a little later. A library that fails to load leaves the old one in
+// place.
+func reload(lf libFlags, e env, opts matcher.Options, current *atomic.Pointer[matcher.Matcher], b *bot.Bot, log *slog.Logger) {
+	start := time.Now()
+	var warn strings.Builder
+	lib, err := lf.load(e, &warn)
+	if err != nil {
+		log.Error("reload failed; keeping the current case library", "err", err)
+		return
+	}
+	if warn.Len() > 0 {
+		log.Warn("reload: " + strings.TrimSpace(warn.String()))
+	}
+	m, err := matcher.New(lib, opts)
+	if err != nil {
+		log.Error("reload failed; keeping the current case library", "err", err)
+		return
+	}
+	old := current.Swap(m)
+	b.SetSearcher(m)
+	time.AfterFunc(time.Minute, func() { old.Close() })
+	log.Info("case library reloaded", "cases", lib.Len(), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // purge deletes activity older than the retention age, at start and then

@@ -195,3 +195,30 @@ func replicaName(e env) string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
+
+// inbox records events in the store before they are acked.
+type inbox struct {
+	s     store.Store
+	owner string
+	lease time.Duration
+}
+
+func (in inbox) Put(ctx context.Context, key, kind string, payload []byte) (bool, error) {
+	return in.s.InboxPut(ctx, store.InboxItem{Key: key, Kind: kind, Payload: payload, Owner: in.owner, Received: time.Now().UTC()}, in.lease)
+}
+
+func (in inbox) Done(ctx context.Context, key string) error { return in.s.InboxDone(ctx, key) }
+
+func (in inbox) Renew(ctx context.Context) error {
+	_, err := in.s.InboxRenew(ctx, in.owner, in.lease)
+	return err
+}
+
+func (in inbox) Orphans(ctx context.Context, limit int) ([]bot.InboxItem, error) {
+	items, err := in.s.InboxOrphans(ctx, in.owner, in.lease, limit)
+	out := make([]bot.InboxItem, len(items))
+	for i, it := range items {
+		out[i] = bot.InboxItem{Key: it.Key, Kind: it.Kind, Payload: it.Payload}
+	}
+	return out, err
+}
