@@ -428,9 +428,9 @@ type Tuning struct {
 // DefaultTuning is the tuning the matcher uses unless told otherwise.
 var DefaultTuning = Tuning{
 	TextHalf:       0.2,
-	TagWeight:      0.6,
+	TagWeight:      0.7,
 	VoteTop:        5,
-	VoteMin:        0.45,
+	VoteMin:        1.1,
 	VoteWeight:     0.5,
 	TextOnlyFloor:  0.8,
 	ComponentFloor: 0.6,

@@ -24,7 +24,7 @@ func main() {
 	misses := flag.Bool("misses", false, "list the queries each run missed")
 	scoring := flag.String("scoring", matcher.BM25, "bleve scoring model: bm25 or tfidf")
 	sweep := flag.Bool("sweep", false, "try a grid of ranking tunings and print each")
-	debug := flag.Bool("debug", false, "print every query's signals and top results with their score parts (test library)")
+	debug := flag.Bool("debug", false, "print every query's signals and top results with their score parts (-library DIR or builtin)")
 	tags := flag.String("tags", "", "print the queries whose phrase-extracted tags miss gold tags (fn) or add wrong ones (fp)")
 	flag.Parse()
 	if *tags != "" {
@@ -115,11 +115,11 @@ func runSweep(queries, library, scoring string) error {
 	testLib, _ := cases.NewLibrary(test)
 	builtinLib, _ := cases.NewLibrary(builtin)
 	for _, half := range []float64{0.1, 0.2, 0.4} {
-		for _, tw := range []float64{0.4, 0.5, 0.6} {
-			for _, rel := range []float64{0.2} {
-				for _, vm := range []float64{0.5, 1.1} {
+		for _, tw := range []float64{0.5, 0.6, 0.7} {
+			for _, vw := range []float64{0.3, 0.5} {
+				for _, vm := range []float64{0.45, 0.6, 1.1} {
 					tu := matcher.DefaultTuning
-					tu.TextHalf, tu.TagWeight, tu.VoteMin = half, tw, vm
+					tu.TextHalf, tu.TagWeight, tu.VoteMin, tu.VoteWeight = half, tw, vm, vw
 					var line []string
 					for _, lib := range []*cases.Library{testLib, builtinLib} {
 						m, err := matcher.New(lib, matcher.Options{Scoring: scoring, Tuning: &tu})
@@ -133,7 +133,7 @@ func runSweep(queries, library, scoring string) error {
 						}
 						line = append(line, fmt.Sprintf("hit3 %.3f ndcg %.3f sil %.3f ko %.3f en %.3f tagP %.2f tagR %.2f", mt.Hit3, mt.NDCG5, mt.Silence, mt.Hit3Ko, mt.Hit3En, mt.TagP, mt.TagR))
 					}
-					fmt.Printf("half %.2f tw %.2f rel %.1f vote %.2f | %s | %s\n", half, tw, rel, vm, line[0], line[1])
+					fmt.Printf("half %.2f tw %.2f vw %.1f vote %.2f | %s | %s\n", half, tw, vw, vm, line[0], line[1])
 				}
 			}
 		}
@@ -146,18 +146,27 @@ func runDebug(queries, library string) error {
 	if err != nil {
 		return err
 	}
-	set, err := cases.Load(library, cases.DefaultTaxonomy())
+	var set *cases.Set
+	if library == "builtin" {
+		set, err = cases.Builtin(cases.DefaultTaxonomy())
+	} else {
+		set, err = cases.Load(library, cases.DefaultTaxonomy())
+	}
 	if err != nil {
 		return err
 	}
 	lib, _ := cases.NewLibrary(set)
-	m, err := matcher.New(lib, matcher.Options{Floor: 0.0001, Tuning: &matcher.Tuning{TextHalf: 4, TagWeight: 0.5, VoteTop: 5, VoteMin: 2}})
+	m, err := matcher.New(lib, matcher.Options{})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	for _, q := range qs {
-		ans, err := m.Match(context.Background(), q.Text, 3)
+		ans, err := m.Rank(context.Background(), q.Text, 3)
+		if err != nil {
+			return err
+		}
+		shown, err := m.Match(context.Background(), q.Text, 3)
 		if err != nil {
 			return err
 		}
@@ -168,9 +177,9 @@ func runDebug(queries, library string) error {
 		for _, s := range ans.Components {
 			sig = append(sig, s.ID)
 		}
-		fmt.Printf("%s %s gold=%s/%v/%v sig=%v\n", q.ID, q.Kind, q.Case, q.Symptoms, q.Components, sig)
+		fmt.Printf("%s %s gold=%s/%v/%v sig=%v answered=%d\n", q.ID, q.Kind, q.Case, q.Symptoms, q.Components, sig, len(shown.Results))
 		for _, r := range ans.Results {
-			fmt.Printf("    %s score %.3f tag %.3f text %.2f\n", r.Case.ID, r.Score, r.TagScore, r.TextScore)
+			fmt.Printf("    %s score %.3f tag %.3f text %.2f %v %v\n", r.Case.ID, r.Score, r.TagScore, r.TextScore, r.Case.Symptoms, r.Case.Components)
 		}
 	}
 	return nil

@@ -1,0 +1,116 @@
+package cases_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/incidentbot/incidentbot/cases"
+)
+
+// TestBuiltinLibrary holds the built-in library to its promises: real cases
+// that load cleanly, stable ids, sources, Korean text, and breadth.
+func TestBuiltinLibrary(t *testing.T) {
+	tax := cases.DefaultTaxonomy()
+	set, err := cases.Builtin(tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range set.Problems {
+		t.Errorf("problem: %s", p) // errors and unknown-tag warnings alike
+	}
+	if len(set.Cases) < 250 {
+		t.Errorf("%d built-in cases, want at least 250", len(set.Cases))
+	}
+	entries, err := os.ReadDir("builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, strings.TrimSuffix(e.Name(), ".json"))
+	}
+	lib, _ := cases.NewLibrary(set)
+	orgs := map[string]bool{}
+	korean := 0
+	for _, c := range set.Cases {
+		if want := "builtin/" + c.ID + ".json"; set.Files[c.ID] != want {
+			t.Errorf("case %s lives in %s: the file name is the id", c.ID, set.Files[c.ID])
+		}
+		if len(c.Sources) == 0 || !strings.HasPrefix(c.Sources[0].URL, "http") {
+			t.Errorf("case %s has no source URL", c.ID)
+		}
+		if c.Title.Ko == "" || c.Summary.Ko == "" || c.SymptomsText.Ko == "" {
+			t.Errorf("case %s lacks Korean title, summary or symptoms text", c.ID)
+		}
+		if c.Review.WrittenBy == "" {
+			t.Errorf("case %s does not say who wrote it", c.ID)
+		}
+		if y := c.Date[:4]; y < "2008" || y > "2026" {
+			t.Errorf("case %s is dated %s, outside 2008-2026", c.ID, c.Date)
+		}
+		if n := len(strings.Fields(c.Summary.En)); n < 120 || n > 300 {
+			t.Errorf("case %s: summary of %d words, want 120 to 300", c.ID, n)
+		}
+		if n := len(strings.Fields(c.SymptomsText.En)); n < 60 || n > 200 {
+			t.Errorf("case %s: symptoms text of %d words, want 60 to 200", c.ID, n)
+		}
+		if len(c.Symptoms) < 2 || len(c.Symptoms) > 6 || len(c.Components) < 1 || len(c.Components) > 4 || c.RootCause == "" ||
+			len(c.Contributing) < 1 || len(c.Contributing) > 4 || len(c.Remediation) < 2 || len(c.Remediation) > 6 ||
+			len(c.ActionItems) < 2 || len(c.ActionItems) > 6 {
+			t.Errorf("case %s: tag, remediation or action item counts out of range", c.ID)
+		}
+		if len(c.Related) > 3 {
+			t.Errorf("case %s has %d related cases", c.ID, len(c.Related))
+		}
+		for _, r := range c.Related {
+			if _, ok := lib.Get(r.ID); !ok || r.ID == c.ID || r.Reason == "" {
+				t.Errorf("case %s: related %q is not another library case with a reason", c.ID, r.ID)
+			}
+		}
+		orgs[strings.ToLower(c.Org)] = true
+		if slices.Contains(c.Domain, "korea") {
+			korean++
+		}
+	}
+	if len(files) != len(set.Cases) {
+		t.Errorf("%d files but %d cases: one case per file", len(files), len(set.Cases))
+	}
+	if len(orgs) < 60 {
+		t.Errorf("%d organisations, want at least 60", len(orgs))
+	}
+	if korean < 20 {
+		t.Errorf("%d Korean incidents, want at least 20", korean)
+	}
+	st := cases.Stats(lib, tax)
+	for kind, floor := range map[cases.Kind]int{cases.KindSymptom: 3, cases.KindComponent: 3, cases.KindRootCause: 5} {
+		for _, tag := range tax.Tags(kind) {
+			if n := st.PerTag[kind][tag.ID]; n < floor {
+				t.Errorf("%s %s is carried by %d cases, want at least %d", kind, tag.ID, n, floor)
+			}
+		}
+	}
+}
+
+// TestBuiltinIDsStable pins the ids of the built-in library: a case may be
+// added, but an id that users may have bookmarked never disappears.
+func TestBuiltinIDsStable(t *testing.T) {
+	want, err := os.ReadFile("testdata/builtin-ids.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, c := range set.Cases {
+		have[c.ID] = true
+	}
+	for _, id := range strings.Fields(string(want)) {
+		if !have[id] {
+			t.Errorf("built-in case %s disappeared; keep ids stable (add testdata/builtin-ids.txt entries, never remove them)", id)
+		}
+	}
+}
