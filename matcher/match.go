@@ -433,7 +433,7 @@ var DefaultTuning = Tuning{
 	VoteMin:        1.1,
 	VoteWeight:     0.5,
 	TextOnlyFloor:  0.8,
-	ComponentFloor: 0.6,
+	ComponentFloor: 0.3,
 }
 
 // retrieveSize is how many text hits are ranked.

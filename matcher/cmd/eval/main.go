@@ -22,7 +22,7 @@ func main() {
 	queries := flag.String("queries", "matcher/testdata/eval/queries.jsonl", "evaluation queries (JSON lines)")
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
 	misses := flag.Bool("misses", false, "list the queries each run missed")
-	scoring := flag.String("scoring", matcher.BM25, "bleve scoring model: bm25 or tfidf")
+	scoring := flag.String("scoring", matcher.BM25, "bleve scoring model: bm25 or tf-idf")
 	sweep := flag.Bool("sweep", false, "try a grid of ranking tunings and print each")
 	debug := flag.Bool("debug", false, "print every query's signals and top results with their score parts (-library DIR or builtin)")
 	tags := flag.String("tags", "", "print the queries whose phrase-extracted tags miss gold tags (fn) or add wrong ones (fp)")
@@ -114,12 +114,12 @@ func runSweep(queries, library, scoring string) error {
 	}
 	testLib, _ := cases.NewLibrary(test)
 	builtinLib, _ := cases.NewLibrary(builtin)
-	for _, half := range []float64{0.1, 0.2, 0.4} {
-		for _, tw := range []float64{0.5, 0.6, 0.7} {
-			for _, vw := range []float64{0.3, 0.5} {
-				for _, vm := range []float64{0.45, 0.6, 1.1} {
+	for _, half := range []float64{0.2} {
+		for _, tw := range []float64{0.7, 0.8} {
+			for _, vw := range []float64{0.0, 0.3, 0.5, 0.6} {
+				for _, vm := range []float64{1.1} {
 					tu := matcher.DefaultTuning
-					tu.TextHalf, tu.TagWeight, tu.VoteMin, tu.VoteWeight = half, tw, vm, vw
+					tu.TextHalf, tu.TagWeight, tu.VoteMin, tu.ComponentFloor = half, tw, vm, vw
 					var line []string
 					for _, lib := range []*cases.Library{testLib, builtinLib} {
 						m, err := matcher.New(lib, matcher.Options{Scoring: scoring, Tuning: &tu})
@@ -133,7 +133,7 @@ func runSweep(queries, library, scoring string) error {
 						}
 						line = append(line, fmt.Sprintf("hit3 %.3f ndcg %.3f sil %.3f ko %.3f en %.3f tagP %.2f tagR %.2f", mt.Hit3, mt.NDCG5, mt.Silence, mt.Hit3Ko, mt.Hit3En, mt.TagP, mt.TagR))
 					}
-					fmt.Printf("half %.2f tw %.2f vw %.1f vote %.2f | %s | %s\n", half, tw, vw, vm, line[0], line[1])
+					fmt.Printf("half %.2f tw %.2f cf %.1f vote %.2f | %s | %s\n", half, tw, vw, vm, line[0], line[1])
 				}
 			}
 		}

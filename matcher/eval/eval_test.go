@@ -1,0 +1,83 @@
+package eval_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/matcher/eval"
+)
+
+// TestQualityFloors holds match quality above its floors on the evaluation
+// set, against the labelled test library and the built-in library:
+// hit@3 >= 0.85, silence on chatter >= 0.90, Korean hit@3 within 0.05 of
+// English, and nDCG@5 at least 0.10 above a text-only baseline.
+func TestQualityFloors(t *testing.T) {
+	qs, err := eval.Load("../testdata/eval/queries.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) < 150 {
+		t.Fatalf("%d queries, want at least 150", len(qs))
+	}
+	chatter := 0
+	for _, q := range qs {
+		if q.Chatter() {
+			chatter++
+		}
+	}
+	if chatter < 30 {
+		t.Fatalf("%d chatter queries, want at least 30", chatter)
+	}
+	tax := cases.DefaultTaxonomy()
+	test, err := cases.Load("../testdata/library", tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, err := cases.Builtin(tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lib := range []struct {
+		name string
+		set  *cases.Set
+		min  int
+	}{{"test library", test, 40}, {"built-in library", builtin, 250}} {
+		t.Run(lib.name, func(t *testing.T) {
+			if len(lib.set.Cases) < lib.min {
+				t.Fatalf("%d cases, want at least %d", len(lib.set.Cases), lib.min)
+			}
+			l, _ := cases.NewLibrary(lib.set)
+			run := func(opts matcher.Options) eval.Metrics {
+				m, err := matcher.New(l, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				mt, err := eval.Run(context.Background(), m, qs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return mt
+			}
+			got := run(matcher.Options{})
+			base := run(matcher.Options{Mode: matcher.TextOnly})
+			t.Log(eval.Format(lib.name, got))
+			t.Log(eval.Format(lib.name+", baseline", base))
+			if got.Hit3 < 0.85 {
+				t.Errorf("hit@3 %.3f, floor 0.85 (missed: %v)", got.Hit3, got.Misses)
+			}
+			if got.Silence < 0.90 {
+				t.Errorf("silence on chatter %.3f, floor 0.90 (answered: %v)", got.Silence, got.Noisy)
+			}
+			if d := math.Abs(got.Hit3Ko - got.Hit3En); d > 0.05 {
+				t.Errorf("Korean hit@3 %.3f vs English %.3f: %.3f apart, at most 0.05", got.Hit3Ko, got.Hit3En, d)
+			}
+			if got.NDCG5 < base.NDCG5+0.10 {
+				t.Errorf("nDCG@5 %.3f, baseline %.3f: want at least 0.10 above", got.NDCG5, base.NDCG5)
+			}
+		})
+	}
+}
