@@ -53,6 +53,9 @@ type Inbox interface {
 	// Orphans takes over up to limit events whose holder stopped before
 	// handling them.
 	Orphans(ctx context.Context, limit int) ([]InboxItem, error)
+	// Renew keeps this replica's unhandled events its own for another
+	// lease: however long its queue, only a stopped replica's events expire.
+	Renew(ctx context.Context) error
 }
 
 // InboxItem is an event taken over from the inbox.
@@ -134,7 +137,7 @@ type Options struct {
 	// event acked by a replica that then dies is taken over by another.
 	Inbox        Inbox
 	InboxTimeout time.Duration // bound on recording an event before its ack; default 300ms
-	OrphanEvery  time.Duration // how often to look for events a stopped replica left; default 10s
+	OrphanEvery  time.Duration // how often to renew this replica's events and look for those a stopped one left; default 10s
 
 	// Checks are the health of the parts the bot can answer without (the
 	// activity store): each is served at /healthz/NAME and listed on
@@ -223,10 +226,11 @@ type Bot struct {
 	userID, botID string // ours, from auth.test
 	appID         atomic.Value
 
-	connected atomic.Bool
-	threads   *threads
-	channels  *channelCache
-	shares    *shareCache
+	connected      atomic.Bool
+	inboxDownUntil atomic.Int64 // unix nanoseconds; inbox puts are skipped until then
+	threads        *threads
+	channels       *channelCache
+	shares         *shareCache
 
 	searchMu sync.RWMutex
 }

@@ -406,6 +406,8 @@ func (in *memInbox) Done(_ context.Context, key string) error {
 	return nil
 }
 
+func (in *memInbox) Renew(context.Context) error { return nil }
+
 func (in *memInbox) Orphans(_ context.Context, limit int) ([]bot.InboxItem, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -440,4 +442,9 @@ func TestOrphanedEventTakenOver(t *testing.T) {
 	if !inbox.done["EvDEAD1"] {
 		t.Error("the orphan was not marked done")
 	}
+}
+
+func mustJSON(v any) []byte {
+	data, _ := json.Marshal(v)
+	return data
 }

@@ -96,6 +96,10 @@ func (b *Bot) queueEvent(cb callback, orphan bool) {
 	b.q.push(j)
 }
 
+// inboxBackoff is how long the bot stops recording events after the inbox
+// failed.
+const inboxBackoff = 10 * time.Second
+
 // inboxPut records an event before its ack and reports whether it is new.
 // Without an inbox, or when it fails, the event counts as new: a rare
 // duplicate beats a lost answer.
@@ -103,12 +107,18 @@ func (b *Bot) inboxPut(ctx context.Context, id string, payload []byte) bool {
 	if b.opts.Inbox == nil || id == "" {
 		return true
 	}
+	// After a failure the inbox is left alone for a while, so that a lost
+	// database does not cost every ack its timeout.
+	if time.Now().UnixNano() < b.inboxDownUntil.Load() {
+		return true
+	}
 	ctx, cancel := context.WithTimeout(ctx, b.opts.InboxTimeout)
 	defer cancel()
 	fresh, err := b.opts.Inbox.Put(ctx, id, "events_api", payload)
 	if err != nil {
 		b.m.inboxErrors.Inc()
-		b.log.Warn("inbox unavailable; handling the event without it", "event_id", id, "err", err)
+		b.inboxDownUntil.Store(time.Now().Add(inboxBackoff).UnixNano())
+		b.log.Warn("inbox unavailable; handling events without it for a while", "event_id", id, "retry_in", inboxBackoff, "err", err)
 		return true
 	}
 	return fresh
@@ -136,6 +146,10 @@ func (b *Bot) sweepOrphans(ctx context.Context) {
 	t := time.NewTicker(b.opts.OrphanEvery)
 	defer t.Stop()
 	for {
+		if err := b.opts.Inbox.Renew(ctx); err != nil && ctx.Err() == nil {
+			b.m.inboxErrors.Inc()
+			b.log.Warn("renewing this replica's events failed; another replica may take them over", "err", err)
+		}
 		items, err := b.opts.Inbox.Orphans(ctx, 100)
 		if err != nil && ctx.Err() == nil {
 			b.log.Warn("looking for orphaned events failed", "err", err)
@@ -363,6 +377,12 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 			return
 		}
 	}
+	// Wait for the channel's turn first, so the claim below is held only
+	// while posting: a claim that outlived a long wait could expire under
+	// another replica's feet.
+	if err := b.post.wait(ctx, a.channel); err != nil {
+		return
+	}
 	ok, err := b.opts.State.ClaimReply(ctx, a.channel, a.thread, b.opts.ClaimTTL)
 	if err != nil {
 		b.log.Warn("reply claim unavailable; posting", "channel", a.channel, "err", err)
@@ -372,7 +392,7 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 		b.m.suppressed.WithLabelValues("thread_claimed").Inc()
 		return
 	}
-	ts, err := b.post.post(ctx, a.channel, a.thread, blocks, fallback)
+	ts, err := b.post.postNow(ctx, a.channel, a.thread, blocks, fallback)
 	if err != nil {
 		b.log.Warn("reply failed", "channel", a.channel, "err", err)
 		return

@@ -124,6 +124,18 @@ func (p *poster) post(ctx context.Context, channel, threadTS string, blocks []sl
 	return ts, err
 }
 
+// postNow posts in a thread without waiting for the channel's turn: the
+// caller has waited already.
+func (p *poster) postNow(ctx context.Context, channel, threadTS string, blocks []slack.Block, fallback string) (string, error) {
+	var ts string
+	err := p.call(ctx, "chat.postMessage", channel, false, func(ctx context.Context) error {
+		var err error
+		_, ts, err = p.api.PostMessageContext(ctx, channel, msgOptions(blocks, fallback, slack.MsgOptionTS(threadTS))...)
+		return err
+	})
+	return ts, err
+}
+
 // update replaces a message the bot posted.
 func (p *poster) update(ctx context.Context, channel, ts string, blocks []slack.Block, fallback string) error {
 	return p.call(ctx, "chat.update", channel, true, func(ctx context.Context) error {
