@@ -17,6 +17,9 @@ type Signal struct {
 	Weight float64 // how strongly the text signals the tag
 }
 
+// maxSignalWeight caps how strongly one tag can be signalled.
+const maxSignalWeight = 2.0
+
 // maxGap is how many other words may stand between two words of a phrase.
 const maxGap = 2
 
@@ -122,11 +125,12 @@ func (e *Extractor) Extract(text string) []Signal {
 		weight := 1 + 0.5*float64(len(ph.words)-1)
 		s := found[ph.tag]
 		if s == nil {
-			found[ph.tag] = &Signal{Kind: ph.tag.Kind, ID: ph.tag.ID, Phrase: ph.text, Weight: weight}
+			found[ph.tag] = &Signal{Kind: ph.tag.Kind, ID: ph.tag.ID, Phrase: ph.text, Weight: min(weight, maxSignalWeight)}
 			return
 		}
-		// Several phrases for one tag make it surer, with diminishing returns.
-		s.Weight += weight / 2
+		// Several phrases for one tag make it surer, with diminishing
+		// returns and a cap: a tag a text repeats must not drown the others.
+		s.Weight = min(s.Weight+weight/2, maxSignalWeight)
 		if len(ph.text) > len(s.Phrase) {
 			s.Phrase = ph.text
 		}

@@ -70,6 +70,7 @@ type Matcher struct {
 
 	byTag map[string][]*cases.Case // "symptom:x" -> cases
 	idf   map[string]float64
+	df    map[string]int // index term -> cases whose text has it (most over fields)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -105,7 +106,32 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	for k, cs := range m.byTag {
 		m.idf[k] = math.Log(1 + n/float64(len(cs)))
 	}
+	if m.df, err = termCounts(idx); err != nil {
+		idx.Close()
+		return nil, err
+	}
 	return m, nil
+}
+
+// termCounts reads, from the index's dictionaries, how many cases contain
+// each term in any text field.
+func termCounts(idx bleve.Index) (map[string]int, error) {
+	df := map[string]int{}
+	for _, f := range textFields {
+		for _, l := range []cases.Lang{cases.English, cases.Korean} {
+			d, err := idx.FieldDict(fieldName(f.name, l))
+			if err != nil {
+				return nil, fmt.Errorf("read index dictionary: %w", err)
+			}
+			for e, err := d.Next(); e != nil && err == nil; e, err = d.Next() {
+				if c := int(e.Count); c > df[e.Term] {
+					df[e.Term] = c
+				}
+			}
+			d.Close()
+		}
+	}
+	return df, nil
 }
 
 // Reused reports whether the index was opened from disk rather than built.
@@ -320,15 +346,16 @@ func (m *Matcher) list(ctx context.Context, ans *Answer, f Filters, top int) (*A
 	return ans, nil
 }
 
-// queryWords picks the words of a text worth searching for: unique, without
-// stop words and alert boilerplate, at most maxQueryWords. surface maps each
-// index term back to a word as the user wrote it, for explanations.
-func queryWords(text string) (q string, surface map[string]string) {
+// queryTerms picks the index terms of a text worth searching for: from
+// unique words, without stop words and alert boilerplate, at most
+// maxQueryWords words. surface maps each term back to a word as the user
+// wrote it, for explanations.
+func queryTerms(text string) (order []string, surface map[string]string) {
 	surface = map[string]string{}
 	seen := map[string]bool{}
-	var out []string
+	words := 0
 	for _, w := range splitWords(normalize(text)) {
-		if len(out) == maxQueryWords {
+		if words == maxQueryWords {
 			break
 		}
 		if w.script == latin && (stopwords[w.text] || boilerplate[w.text] || len(w.text) > 40 || looksLikeID(w.text)) {
@@ -338,14 +365,15 @@ func queryWords(text string) (q string, surface map[string]string) {
 			continue
 		}
 		seen[w.text] = true
-		out = append(out, w.text)
+		words++
 		terms(w.text, func(term string, _, _ int) {
 			if _, ok := surface[term]; !ok {
 				surface[term] = w.text
+				order = append(order, term)
 			}
 		})
 	}
-	return strings.Join(out, " "), surface
+	return order, surface
 }
 
 // boilerplate are words every alert carries that say nothing about the
@@ -381,26 +409,54 @@ func looksLikeID(w string) bool {
 	return digits >= 2 && letters >= 2 && len(w) >= 6
 }
 
-func (m *Matcher) textQuery(text string, lang cases.Lang) (query.Query, map[string]string) {
-	words, surface := queryWords(text)
-	if words == "" {
-		return nil, surface
+// Query terms that more than commonShare of a large library's cases
+// contain say little and cost much (long posting lists): they are left out,
+// and at most maxQueryTerms of the rarest terms are searched.
+const (
+	commonShare   = 0.3
+	commonMinLib  = 100
+	maxQueryTerms = 48
+)
+
+func (m *Matcher) textQuery(text string, lang cases.Lang) (query.Query, map[string]string, []string) {
+	order, surface := queryTerms(text)
+	n := m.lib.Len()
+	var kept []string
+	for _, t := range order {
+		if n >= commonMinLib && float64(m.df[t]) > commonShare*float64(n) {
+			continue
+		}
+		kept = append(kept, t)
+	}
+	if len(kept) > maxQueryTerms {
+		slices.SortStableFunc(kept, func(a, b string) int { return cmp.Compare(m.df[a], m.df[b]) })
+		kept = kept[:maxQueryTerms]
+	}
+	if len(kept) == 0 {
+		return nil, surface, nil
 	}
 	var qs []query.Query
 	for _, f := range textFields {
 		for _, l := range []cases.Lang{cases.English, cases.Korean} {
-			q := bleve.NewMatchQuery(words)
-			q.SetField(fieldName(f.name, l))
-			q.Analyzer = analyzerName
 			boost := f.boost
 			if l != lang {
 				boost *= 0.5
 			}
-			q.SetBoost(boost)
-			qs = append(qs, q)
+			field := fieldName(f.name, l)
+			tqs := make([]query.Query, len(kept))
+			for i, t := range kept {
+				tq := bleve.NewTermQuery(t)
+				tq.SetField(field)
+				tq.SetBoost(boost)
+				tqs[i] = tq
+			}
+			d := bleve.NewDisjunctionQuery(tqs...)
+			d.SetMin(1)
+			d.SetBoost(boost)
+			qs = append(qs, d)
 		}
 	}
-	return bleve.NewDisjunctionQuery(qs...), surface
+	return bleve.NewDisjunctionQuery(qs...), surface, kept
 }
 
 // candidate is a case being ranked.
@@ -433,7 +489,7 @@ var DefaultTuning = Tuning{
 	VoteMin:        1.1,
 	VoteWeight:     0.5,
 	TextOnlyFloor:  0.8,
-	ComponentFloor: 0.3,
+	ComponentFloor: 0.1,
 }
 
 // retrieveSize is how many text hits are ranked.
@@ -445,7 +501,7 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 	if m.opts.Mode != TextOnly {
 		signals = m.ext.Extract(text)
 	}
-	tq, surface := m.textQuery(text, ans.Lang)
+	tq, surface, qterms := m.textQuery(text, ans.Lang)
 	fq := filterQuery(f)
 
 	var hits search.DocumentMatchCollection
@@ -455,7 +511,6 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 			q = bleve.NewConjunctionQuery(fq, tq)
 		}
 		req := bleve.NewSearchRequestOptions(q, retrieveSize, 0, false)
-		req.IncludeLocations = true
 		res, err := m.search(ctx, req)
 		if err != nil {
 			return nil, err
@@ -481,7 +536,6 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 		}
 		cd := add(c)
 		cd.text = h.Score
-		cd.terms = matchedTerms(h, surface)
 	}
 
 	// Query tags: phrase matches, then tags the most similar cases agree on.
@@ -578,6 +632,9 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 				continue
 			}
 		}
+		if cd.text > 0 {
+			cd.terms = matchedTerms(cd.c, qterms, surface)
+		}
 		ans.Results = append(ans.Results, m.explain(cd, weights, ans.Lang))
 	}
 	return ans, nil
@@ -668,23 +725,32 @@ func passes(c *cases.Case, f Filters) bool {
 	return f.Since == "" || c.Date >= f.Since
 }
 
-// matchedTerms lists the query words a hit matched, as the user wrote them.
-func matchedTerms(h *search.DocumentMatch, surface map[string]string) []string {
+// matchedTerms lists the query words a case's searched text contains, as
+// the user wrote them. Only shown results are explained, so analysing their
+// text here costs less than asking bleve for every hit's term locations.
+func matchedTerms(c *cases.Case, qterms []string, surface map[string]string) []string {
+	want := make(map[string]bool, len(qterms))
+	for _, t := range qterms {
+		want[t] = true
+	}
 	seen := map[string]bool{}
 	var out []string
-	for _, byTerm := range h.Locations {
-		for term := range byTerm {
-			w := surface[term]
-			if w == "" {
-				w = term
-			}
-			if !meaningful(w) {
-				continue
-			}
-			if !seen[w] {
-				seen[w] = true
-				out = append(out, w)
-			}
+	for _, f := range textFields {
+		t := f.get(c)
+		for _, text := range []string{t.En, t.Ko} {
+			terms(text, func(term string, _, _ int) {
+				if !want[term] {
+					return
+				}
+				w := surface[term]
+				if w == "" {
+					w = term
+				}
+				if meaningful(w) && !seen[w] {
+					seen[w] = true
+					out = append(out, w)
+				}
+			})
 		}
 	}
 	slices.Sort(out)

@@ -115,8 +115,8 @@ func runSweep(queries, library, scoring string) error {
 	testLib, _ := cases.NewLibrary(test)
 	builtinLib, _ := cases.NewLibrary(builtin)
 	for _, half := range []float64{0.2} {
-		for _, tw := range []float64{0.7, 0.8} {
-			for _, vw := range []float64{0.0, 0.3, 0.5, 0.6} {
+		for _, tw := range []float64{0.6, 0.7} {
+			for _, vw := range []float64{0.0, 0.1, 0.2, 0.3} {
 				for _, vm := range []float64{1.1} {
 					tu := matcher.DefaultTuning
 					tu.TextHalf, tu.TagWeight, tu.VoteMin, tu.ComponentFloor = half, tw, vm, vw
