@@ -186,3 +186,26 @@ func writeLibrary(tb testing.TB, dir string, lib *cases.Library) {
 		}
 	}
 }
+
+// BenchmarkReopen10k: with an index directory, a restart with an unchanged
+// 10,000-case library opens the saved index instead of rebuilding it.
+func BenchmarkReopen10k(b *testing.B) {
+	lib := synthLibrary(b, 10000)
+	dir := b.TempDir()
+	m, err := matcher.New(lib, matcher.Options{IndexDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		m, err := matcher.New(lib, matcher.Options{IndexDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !m.Reused() {
+			b.Fatal("index rebuilt")
+		}
+		m.Close()
+	}
+}

@@ -1,7 +1,11 @@
 package matcher
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"io"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,7 +28,7 @@ const analyzerName = "incidentbot_text"
 
 // indexVersion changes whenever the mapping or the analysis changes, so that
 // an index cached on disk by an older version is never reused.
-const indexVersion = "3"
+const indexVersion = "4"
 
 func init() {
 	err := registry.RegisterAnalyzer(analyzerName, func(map[string]any, *registry.Cache) (analysis.Analyzer, error) {
@@ -80,7 +84,7 @@ func newMapping(scoring string) mapping.IndexMapping {
 			fm := bleve.NewTextFieldMapping()
 			fm.Analyzer = analyzerName
 			fm.Store = false
-			fm.IncludeTermVectors = true
+			fm.IncludeTermVectors = false // explanations analyse the shown cases instead
 			fm.IncludeInAll = false
 			dm.AddFieldMappingsAt(fieldName(f.name, lang), fm)
 		}
@@ -139,7 +143,7 @@ func buildIndex(lib *cases.Library, dir, scoring string) (idx bleve.Index, reuse
 		}
 		return idx, false, nil
 	}
-	key := lib.Hash()[:16] + "-v" + indexVersion + "-" + scoring
+	key := indexKey(lib) + "-v" + indexVersion + "-" + scoring
 	path := filepath.Join(dir, "index-"+key+".bleve")
 	if idx, err := bleve.Open(path); err == nil {
 		if n, err := idx.DocCount(); err == nil && int(n) == lib.Len() {
@@ -179,6 +183,34 @@ func buildIndex(lib *cases.Library, dir, scoring string) (idx bleve.Index, reuse
 		return nil, false, fmt.Errorf("open index: %w", err)
 	}
 	return idx, false, nil
+}
+
+// indexKey is a digest of what the index holds of a library: ids, the
+// searched text and the keyword fields. Cheaper than hashing whole cases,
+// and unchanged by edits that do not touch the index.
+func indexKey(lib *cases.Library) string {
+	h := sha256.New()
+	w := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		io.WriteString(h, s)
+	}
+	for _, c := range lib.Cases() {
+		w(c.ID)
+		for _, f := range textFields {
+			t := f.get(c)
+			w(t.En)
+			w(t.Ko)
+		}
+		for _, t := range caseDoc(c)[fieldTag].([]string) {
+			w(t)
+		}
+		w(c.Org)
+		w(c.OrgSlug)
+		w(c.Date)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // removeStale deletes indexes of other library versions from dir.

@@ -69,6 +69,7 @@ type Matcher struct {
 	reuse bool
 
 	byTag map[string][]*cases.Case // "symptom:x" -> cases
+	keys  map[*cases.Case][]string // a case's tag keys
 	idf   map[string]float64
 	df    map[string]int // index term -> cases whose text has it (most over fields)
 
@@ -96,9 +97,10 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 		return nil, err
 	}
 	m := &Matcher{lib: lib, tax: opts.Taxonomy, idx: idx, ext: NewExtractor(opts.Taxonomy), opts: opts, reuse: reused,
-		byTag: map[string][]*cases.Case{}, idf: map[string]float64{}}
+		byTag: map[string][]*cases.Case{}, idf: map[string]float64{}, keys: map[*cases.Case][]string{}}
 	for _, c := range lib.Cases() {
-		for _, k := range tagKeys(c) {
+		m.keys[c] = tagKeys(c)
+		for _, k := range m.keys[c] {
 			m.byTag[k] = append(m.byTag[k], c)
 		}
 	}
@@ -413,9 +415,12 @@ func looksLikeID(w string) bool {
 // contain say little and cost much (long posting lists): they are left out,
 // and at most maxQueryTerms of the rarest terms are searched.
 const (
-	commonShare   = 0.3
+	commonShare   = 0.15
 	commonMinLib  = 100
-	maxQueryTerms = 48
+	maxQueryTerms = 32
+	// otherLangTerms bounds the terms searched in the other language's
+	// fields, which count half.
+	otherLangTerms = 12
 )
 
 func (m *Matcher) textQuery(text string, lang cases.Lang) (query.Query, map[string]string, []string) {
@@ -435,16 +440,24 @@ func (m *Matcher) textQuery(text string, lang cases.Lang) (query.Query, map[stri
 	if len(kept) == 0 {
 		return nil, surface, nil
 	}
+	// The other language's fields get the rarest few terms only: they count
+	// half, and every term searched in every field costs a posting list.
+	other := slices.Clone(kept)
+	slices.SortStableFunc(other, func(a, b string) int { return cmp.Compare(m.df[a], m.df[b]) })
+	other = other[:min(len(other), otherLangTerms)]
 	var qs []query.Query
 	for _, f := range textFields {
 		for _, l := range []cases.Lang{cases.English, cases.Korean} {
-			boost := f.boost
+			boost, ts := f.boost, kept
 			if l != lang {
-				boost *= 0.5
+				if f.name == "summary" {
+					continue // long, and half weight: not worth its cost
+				}
+				boost, ts = boost*0.5, other
 			}
 			field := fieldName(f.name, l)
-			tqs := make([]query.Query, len(kept))
-			for i, t := range kept {
+			tqs := make([]query.Query, len(ts))
+			for i, t := range ts {
 				tq := bleve.NewTermQuery(t)
 				tq.SetField(field)
 				tq.SetBoost(boost)
@@ -493,7 +506,7 @@ var DefaultTuning = Tuning{
 }
 
 // retrieveSize is how many text hits are ranked.
-const retrieveSize = 60
+const retrieveSize = 40
 
 func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters, top int, floor bool) (*Answer, error) {
 	tu := m.opts.Tuning
@@ -581,7 +594,7 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 		}
 		var shared float64
 		n := 0
-		for _, k := range tagKeys(cd.c) {
+		for _, k := range m.keys[cd.c] {
 			if w, ok := weights[k]; ok {
 				shared += w * m.idfOf(k)
 				n++
