@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -208,4 +209,27 @@ func BenchmarkReopen10k(b *testing.B) {
 		}
 		m.Close()
 	}
+}
+
+// BenchmarkIndexHeap10k reports the heap a built 10,000-case matcher keeps
+// (the library's own cases excluded): what a replica needs for its index.
+func BenchmarkIndexHeap10k(b *testing.B) {
+	lib := synthLibrary(b, 10000)
+	for b.Loop() {
+		before := heapInUse()
+		m, err := matcher.New(lib, matcher.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		after := heapInUse()
+		b.ReportMetric(float64(after-before)/(1<<20), "index-heap-MB")
+		m.Close()
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
 }
