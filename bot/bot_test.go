@@ -448,3 +448,24 @@ func mustJSON(v any) []byte {
 	data, _ := json.Marshal(v)
 	return data
 }
+
+// panicky is a Searcher that panics on one text.
+type panicky struct{ bot.Searcher }
+
+func (p panicky) Match(ctx context.Context, text string, top int) (*matcher.Answer, error) {
+	if strings.Contains(text, "PANIC-NOW") {
+		panic("boom")
+	}
+	return p.Searcher.Match(ctx, text, top)
+}
+
+func TestPanicInHandlerRecovered(t *testing.T) {
+	h := start(t, func(o *bot.Options) { o.Workers = 1 })
+	h.bot.SetSearcher(panicky{testMatcher(t)})
+	bad := h.event("chatter", incChannel)
+	bad["text"] = "PANIC-NOW pods OOMKilled"
+	h.ack(h.fake.SendEvent(bad))
+	ev := h.event("alertmanager", incChannel2)
+	h.ack(h.fake.SendEvent(ev))
+	h.reply(ev) // the bot kept running
+}
