@@ -237,7 +237,7 @@ func (b *Bot) onMessage(ctx context.Context, m *message, orphan bool) {
 		matchText = all
 	}
 	b.answerThread(ctx, answer{channel: m.Channel, thread: thread, private: private, text: matchText,
-		source: source, key: "msg:" + m.Channel + ":" + m.TS, alertKey: alertKey})
+		source: source, key: "msg:" + m.Channel + ":" + m.TS, alertKey: alertKey, orphan: orphan})
 }
 
 // onEdit refreshes the reply to a message that was edited, as alert tools do
@@ -310,6 +310,7 @@ type answer struct {
 	source          Source
 	key             string
 	alertKey        string // an alert's fingerprint: the same alert again gets no new reply
+	orphan          bool   // taken over from a stopped replica, which may have claimed its alert key
 	mention         bool   // someone asked: say so when nothing matched
 	user            string // who asked, for a mention
 }
@@ -367,7 +368,7 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 		b.record(a, ans, lang)
 		return
 	}
-	if a.alertKey != "" {
+	if a.alertKey != "" && !a.orphan {
 		// Only an alert that is answered counts: the same alert firing
 		// again within the window gets no new reply.
 		ok, err := b.opts.State.Claim(ctx, a.alertKey, b.opts.AlertRepeat)
