@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/incidentbot/incidentbot/store"
 	"github.com/incidentbot/incidentbot/store/internal/migrate"
@@ -101,11 +101,36 @@ func open(ctx context.Context, path string, opts []Option) (*Store, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
+	// Processes opening a new file at once race to switch it to WAL, and
+	// SQLite answers that race with SQLITE_BUSY at once, not after the busy
+	// timeout: try again, briefly, until one has done it.
+	backoff := 10 * time.Millisecond
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := s.migrate(ctx)
+		if err == nil {
+			return s, nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			db.Close()
+			return nil, err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			db.Close()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
 	}
-	return s, nil
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	var se *sqlite3.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5 // SQLITE_BUSY and its extended codes
 }
 
 // migrate applies the embedded migrations that the database lacks, each in
