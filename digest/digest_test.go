@@ -131,6 +131,20 @@ func TestScheduleFiresAtLocalTime(t *testing.T) {
 	})
 }
 
+// startAndStop starts a scheduler, in a synctest bubble, lets it do what it
+// does at start, and stops it: a restart of the bot.
+func startAndStop(t *testing.T, s *digest.Scheduler) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	synctest.Wait()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMissedRunPostedOnceAfterRestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := openStore(t)
@@ -141,13 +155,7 @@ func TestMissedRunPostedOnceAfterRestart(t *testing.T) {
 		// starts at 13:00, within the 12-hour grace period.
 		time.Sleep(2*24*time.Hour + 13*time.Hour)
 		for restart := range 3 {
-			s := newScheduler(t, st, p, fmt.Sprintf("r%d", restart), tg)
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error)
-			go func() { done <- s.Run(ctx) }()
-			synctest.Wait()
-			cancel()
-			<-done
+			startAndStop(t, newScheduler(t, st, p, fmt.Sprintf("r%d", restart), tg))
 		}
 		if n := len(p.all()); n != 1 {
 			t.Fatalf("%d digests after three restarts, want 1", n)
@@ -161,13 +169,7 @@ func TestMissedRunBeyondGraceSkipped(t *testing.T) {
 		defer st.Close()
 		p := &poster{}
 		time.Sleep(2*24*time.Hour + 22*time.Hour) // 13 hours after Monday 09:00
-		s := newScheduler(t, st, p, "r1", target(t, "C1"))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error)
-		go func() { done <- s.Run(ctx) }()
-		synctest.Wait()
-		cancel()
-		<-done
+		startAndStop(t, newScheduler(t, st, p, "r1", target(t, "C1")))
 		if n := len(p.all()); n != 0 {
 			t.Fatalf("posted %d digests for a run missed beyond the grace period", n)
 		}

@@ -54,22 +54,30 @@ func main() {
 	}
 }
 
-func run(queries, library, scoring string, misses bool) error {
-	qs, err := eval.Load(queries)
-	if err != nil {
-		return err
+// load reads the queries, the test library and the built-in library.
+func load(queries, library string) (qs []eval.Query, testLib, builtinLib *cases.Library, err error) {
+	if qs, err = eval.Load(queries); err != nil {
+		return nil, nil, nil, err
 	}
 	tax := cases.DefaultTaxonomy()
 	test, err := cases.Load(library, tax)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	builtin, err := cases.Builtin(tax)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	testLib, _ = cases.NewLibrary(test)
+	builtinLib, _ = cases.NewLibrary(builtin)
+	return qs, testLib, builtinLib, nil
+}
+
+func run(queries, library, scoring string, misses bool) error {
+	qs, testLib, builtinLib, err := load(queries, library)
+	if err != nil {
 		return err
 	}
-	testLib, _ := cases.NewLibrary(test)
-	builtinLib, _ := cases.NewLibrary(builtin)
 	fmt.Printf("%d queries; test library %d cases; built-in library %d cases; scoring %s\n", len(qs), testLib.Len(), builtinLib.Len(), scoring)
 	for _, run := range []struct {
 		name string
@@ -99,21 +107,10 @@ func run(queries, library, scoring string, misses bool) error {
 }
 
 func runSweep(queries, library, scoring string) error {
-	qs, err := eval.Load(queries)
+	qs, testLib, builtinLib, err := load(queries, library)
 	if err != nil {
 		return err
 	}
-	tax := cases.DefaultTaxonomy()
-	test, err := cases.Load(library, tax)
-	if err != nil {
-		return err
-	}
-	builtin, err := cases.Builtin(tax)
-	if err != nil {
-		return err
-	}
-	testLib, _ := cases.NewLibrary(test)
-	builtinLib, _ := cases.NewLibrary(builtin)
 	for _, half := range []float64{0.2} {
 		for _, tw := range []float64{0.6, 0.7} {
 			for _, vw := range []float64{0.0, 0.1, 0.2, 0.3} {
