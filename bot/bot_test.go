@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slack-go/slack"
+
 	"github.com/incidentbot/incidentbot/bot"
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/internal/slackfake"
@@ -111,6 +113,12 @@ func start(t *testing.T, tweak func(*bot.Options)) *harness {
 	t.Helper()
 	fake := slackfake.New()
 	t.Cleanup(fake.Close)
+	return startWith(t, fake, tweak)
+}
+
+// startWith runs a bot against the given fake Slack.
+func startWith(t *testing.T, fake *slackfake.Server, tweak func(*bot.Options)) *harness {
+	t.Helper()
 	fake.AddChannel(incChannel, "inc-checkout", false)
 	fake.AddChannel(incChannel2, "incident-db", false)
 	fake.AddChannel(otherChannel, "general", false)
@@ -468,4 +476,56 @@ func TestPanicInHandlerRecovered(t *testing.T) {
 	ev := h.event("alertmanager", incChannel2)
 	h.ack(h.fake.SendEvent(ev))
 	h.reply(ev) // the bot kept running
+}
+
+// pendingState is in-memory state with one pending reply: a replica began
+// posting it and stopped.
+type pendingState struct {
+	bot.State
+	pending bot.Reply
+}
+
+func (p *pendingState) GetReply(ctx context.Context, channel, thread string) (bot.Reply, bool, error) {
+	if channel == p.pending.Channel && thread == p.pending.Thread {
+		r, ok, err := p.State.GetReply(ctx, channel, thread)
+		if ok {
+			return r, ok, err
+		}
+		return p.pending, true, nil
+	}
+	return p.State.GetReply(ctx, channel, thread)
+}
+
+func TestTakeoverDoesNotPostAgain(t *testing.T) {
+	data, err := os.ReadFile("testdata/events/alertmanager.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev map[string]any
+	json.Unmarshal(data, &ev)
+	payload, _ := json.Marshal(map[string]any{"type": "event_callback", "event_id": "EvDIED", "event": ev})
+	inbox := &memInbox{seen: map[string]bool{}, done: map[string]bool{},
+		orphaned: []bot.InboxItem{{Key: "EvDIED", Kind: "events_api", Payload: payload}}}
+	fake := slackfake.New()
+	defer fake.Close()
+	// The stopped replica's reply reached Slack before it could save it.
+	api := slack.New("xoxb-other", slack.OptionAPIURL(fake.APIURL()))
+	if _, _, err := api.PostMessage(incChannel, slack.MsgOptionText("earlier reply", false), slack.MsgOptionTS(ev["ts"].(string))); err != nil {
+		t.Fatal(err)
+	}
+	state := &pendingState{pending: bot.Reply{Channel: incChannel, Thread: ev["ts"].(string), CaseIDs: []string{"tl-010"}}}
+	h := startWith(t, fake, func(o *bot.Options) {
+		o.Inbox, o.OrphanEvery, o.Workers = inbox, 50*time.Millisecond, 1
+		state.State = bot.NewMemState()
+		o.State = state
+	})
+	if _, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "conversations.replies" }); err != nil {
+		t.Fatal(err)
+	}
+	last := h.event("opsgenie", incChannel2)
+	h.ack(h.fake.SendEvent(last))
+	h.reply(last)
+	if n := h.repliesIn(ev); n != 1 {
+		t.Errorf("%d replies in the thread, want the one that was already there", n)
+	}
 }

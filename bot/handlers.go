@@ -348,6 +348,22 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 	}
 	ids := caseIDs(ans.Results)
 	blocks, fallback := renderReply(ans.Results, lang, replyOptions{feedback: true, showMore: true})
+	takeover := false
+	if has && existing.ReplyTS == "" {
+		// Someone began posting this thread's first reply. While that is
+		// fresh, it is theirs; when they stopped (an orphan, or a marker
+		// older than a claim), Slack says whether the reply went out.
+		if !a.orphan && time.Since(existing.Updated) < b.opts.ClaimTTL {
+			b.m.suppressed.WithLabelValues("thread_claimed").Inc()
+			return
+		}
+		if ts := b.ownReply(ctx, a.channel, a.thread); ts != "" {
+			existing.ReplyTS = ts
+			b.putReply(ctx, existing)
+		} else {
+			has, takeover = false, true
+		}
+	}
 	if has {
 		if slices.Equal(ids, existing.CaseIDs) {
 			b.m.suppressed.WithLabelValues("same_matches").Inc()
@@ -384,23 +400,51 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 	if err := b.post.wait(ctx, a.channel); err != nil {
 		return
 	}
-	ok, err := b.opts.State.ClaimReply(ctx, a.channel, a.thread, b.opts.ClaimTTL)
-	if err != nil {
-		b.log.Warn("reply claim unavailable; posting", "channel", a.channel, "err", err)
-		ok = true
+	if !takeover {
+		ok, err := b.opts.State.ClaimReply(ctx, a.channel, a.thread, b.opts.ClaimTTL)
+		if err != nil {
+			b.log.Warn("reply claim unavailable; posting", "channel", a.channel, "err", err)
+			ok = true
+		}
+		if !ok {
+			b.m.suppressed.WithLabelValues("thread_claimed").Inc()
+			return
+		}
 	}
-	if !ok {
-		b.m.suppressed.WithLabelValues("thread_claimed").Inc()
-		return
-	}
+	// Mark the reply as being posted, so that whoever takes this over after
+	// a crash knows to ask Slack before posting again.
+	pending := Reply{Channel: a.channel, Thread: a.thread, Lang: string(lang), CaseIDs: ids}
+	b.putReply(ctx, pending)
 	ts, err := b.post.postNow(ctx, a.channel, a.thread, blocks, fallback)
 	if err != nil {
 		b.log.Warn("reply failed", "channel", a.channel, "err", err)
 		return
 	}
-	b.putReply(ctx, Reply{Channel: a.channel, Thread: a.thread, ReplyTS: ts, Lang: string(lang), CaseIDs: ids})
+	pending.ReplyTS = ts
+	b.putReply(ctx, pending)
 	b.m.posted.Inc()
 	b.record(a, ans, lang)
+}
+
+// ownReply asks Slack for the bot's reply in a thread, for the rare case
+// where a replica stopped between posting it and saving where it is.
+func (b *Bot) ownReply(ctx context.Context, channel, thread string) string {
+	var msgs []slack.Message
+	err := b.post.call(ctx, "conversations.replies", channel, false, func(ctx context.Context) error {
+		var err error
+		msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: thread, Limit: 100})
+		return err
+	})
+	if err != nil {
+		b.log.Warn("could not check the thread for an earlier reply; posting", "channel", channel, "err", err)
+		return ""
+	}
+	for _, m := range msgs {
+		if m.Timestamp != thread && (m.BotID != "" && m.BotID == b.botID || m.User != "" && m.User == b.userID) {
+			return m.Timestamp
+		}
+	}
+	return ""
 }
 
 func (b *Bot) putReply(ctx context.Context, r Reply) {

@@ -12,9 +12,10 @@ import (
 type Reply struct {
 	Channel string
 	Thread  string
-	ReplyTS string
+	ReplyTS string // empty while the reply is being posted
 	Lang    string
 	CaseIDs []string
+	Updated time.Time // when the record was last written (set by the State)
 }
 
 // State is what replicas of the bot must agree on: which events were
@@ -38,6 +39,9 @@ type memState struct {
 	replies *lru[Reply]
 	order   []string // claim keys in insertion order, for pruning
 }
+
+// NewMemState returns the in-memory State a bot uses when given none.
+func NewMemState() State { return newMemState(time.Now) }
 
 func newMemState(now func() time.Time) *memState {
 	return &memState{now: now, claims: map[string]time.Time{}, replies: newLRU[Reply](20000)}
@@ -90,6 +94,7 @@ func (s *memState) ClaimReply(ctx context.Context, channel, thread string, ttl t
 func (s *memState) PutReply(_ context.Context, r Reply) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	r.Updated = s.now()
 	s.replies.put(r.Channel+":"+r.Thread, r)
 	return nil
 }

@@ -104,7 +104,7 @@ func (st sharedState) GetReply(ctx context.Context, channel, thread string) (bot
 	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
 	r, ok, err := st.s.GetReply(ctx, channel, thread)
-	return bot.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs}, ok, err
+	return bot.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs, Updated: r.Updated}, ok, err
 }
 
 // digests gives the bot previews and due times from the scheduler.

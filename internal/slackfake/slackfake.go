@@ -168,14 +168,15 @@ type Server struct {
 	calls    []Call
 	faults   map[string][]Fault
 	channels map[string]channel
-	users    map[string]string // user id -> name
-	messages map[string]bool   // channel+"/"+ts of live messages
-	reacted  map[string]bool   // channel+"/"+ts+"/"+name
-	seq      int               // source of ts, ids and tickets
-	tickets  map[string]bool   // issued, not yet used
-	conns    []*conn           // open connections, oldest first
-	rr       int               // round-robin cursor
-	opened   int               // connections ever opened
+	users    map[string]string   // user id -> name
+	messages map[string]bool     // channel+"/"+ts of live messages
+	threads  map[string][]string // channel+"/"+thread ts -> ts of replies posted
+	reacted  map[string]bool     // channel+"/"+ts+"/"+name
+	seq      int                 // source of ts, ids and tickets
+	tickets  map[string]bool     // issued, not yet used
+	conns    []*conn             // open connections, oldest first
+	rr       int                 // round-robin cursor
+	opened   int                 // connections ever opened
 	envs     map[string]*envelope
 	pending  []*envelope // waiting for a connection
 }
@@ -207,6 +208,7 @@ func New(opts ...Option) *Server {
 		channels: map[string]channel{},
 		users:    map[string]string{},
 		messages: map[string]bool{},
+		threads:  map[string][]string{},
 		reacted:  map[string]bool{},
 		tickets:  map[string]bool{},
 		envs:     map[string]*envelope{},

@@ -22,15 +22,16 @@ type handler func(s *Server, c *Call) (r reply, code string)
 
 // botMethods are the Web API methods called with the bot token.
 var botMethods = map[string]handler{
-	"auth.test":          (*Server).authTest,
-	"chat.postMessage":   (*Server).chatPost,
-	"chat.postEphemeral": (*Server).chatPost,
-	"chat.update":        (*Server).chatPost,
-	"chat.delete":        (*Server).chatDelete,
-	"conversations.info": (*Server).conversationsInfo,
-	"users.info":         (*Server).usersInfo,
-	"reactions.add":      (*Server).reactionsAdd,
-	"views.publish":      (*Server).viewsPublish,
+	"auth.test":             (*Server).authTest,
+	"chat.postMessage":      (*Server).chatPost,
+	"chat.postEphemeral":    (*Server).chatPost,
+	"chat.update":           (*Server).chatPost,
+	"chat.delete":           (*Server).chatDelete,
+	"conversations.info":    (*Server).conversationsInfo,
+	"conversations.replies": (*Server).conversationsReplies,
+	"users.info":            (*Server).usersInfo,
+	"reactions.add":         (*Server).reactionsAdd,
+	"views.publish":         (*Server).viewsPublish,
 }
 
 // serveAPI answers /api/<method>.
@@ -319,6 +320,10 @@ func (s *Server) chatPost(c *Call) (reply, string) {
 	default:
 		c.TS = s.nextTSLocked()
 		s.messages[c.Channel+"/"+c.TS] = true
+		if c.ThreadTS != "" {
+			key := c.Channel + "/" + c.ThreadTS
+			s.threads[key] = append(s.threads[key], c.TS)
+		}
 	}
 	msg := reply{
 		"type": "message", "text": c.Text, "ts": c.TS,
@@ -360,6 +365,25 @@ func (s *Server) conversationsInfo(c *Call) (reply, string) {
 		"id": c.Channel, "name": ch.name, "is_channel": true, "is_private": ch.private,
 		"is_member": true, "is_archived": false, "created": 1700000000,
 	}}, ""
+}
+
+// conversationsReplies answers with the thread's replies the fake has seen
+// posted (by the bot), oldest first. Messages the tests sent as events are
+// not in the fake's history.
+func (s *Server) conversationsReplies(c *Call) (reply, string) {
+	c.Channel = c.param("channel")
+	ts := c.param("ts")
+	if c.Channel == "" || ts == "" {
+		return nil, "invalid_arguments"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msgs := []reply{{"type": "message", "ts": ts, "thread_ts": ts}}
+	for _, r := range s.threads[c.Channel+"/"+ts] {
+		msgs = append(msgs, reply{"type": "message", "ts": r, "thread_ts": ts,
+			"user": s.cfg.id.UserID, "bot_id": s.cfg.id.BotID, "app_id": s.cfg.id.AppID})
+	}
+	return reply{"messages": msgs, "has_more": false}, ""
 }
 
 func (s *Server) usersInfo(c *Call) (reply, string) {
