@@ -205,6 +205,15 @@ func (h *harness) reply(ev map[string]any) slackfake.Call {
 	return c
 }
 
+// barrier sends an alert in another channel and waits for its reply: with
+// one worker, the events sent before it have been handled by then.
+func (h *harness) barrier() {
+	h.t.Helper()
+	last := h.event("opsgenie", incChannel2)
+	h.ack(h.fake.SendEvent(last))
+	h.reply(last)
+}
+
 // repliesIn counts the replies posted in the thread of ev.
 func (h *harness) repliesIn(ev map[string]any) int {
 	n := 0
@@ -258,9 +267,7 @@ func TestChatterAndOtherChannelsGetNoReply(t *testing.T) {
 	h.ack(h.fake.SendEvent(chatter))
 	elsewhere := h.event("alertmanager", otherChannel)
 	h.ack(h.fake.SendEvent(elsewhere))
-	last := h.event("opsgenie", incChannel2)
-	h.ack(h.fake.SendEvent(last))
-	h.reply(last)
+	h.barrier()
 	if n := h.repliesIn(chatter); n != 0 {
 		t.Errorf("chatter got %d replies", n)
 	}
@@ -292,9 +299,7 @@ func TestRedeliveredEnvelopeHandledOnce(t *testing.T) {
 	h.ack(id)
 	h.ack(h.fake.Redeliver(id))
 	h.ack(h.fake.Redeliver(id))
-	last := h.event("opsgenie", incChannel2)
-	h.ack(h.fake.SendEvent(last))
-	h.reply(last)
+	h.barrier()
 	if n := h.repliesIn(ev); n != 1 {
 		t.Errorf("%d replies for one redelivered event, want 1", n)
 	}
@@ -314,9 +319,7 @@ func TestAlertStormAckedAndAnsweredOnce(t *testing.T) {
 	for _, id := range ids {
 		h.ack(id)
 	}
-	last := h.event("opsgenie", incChannel2)
-	h.ack(h.fake.SendEvent(last))
-	h.reply(last)
+	h.barrier()
 	if n := h.repliesIn(first); n != 1 {
 		t.Errorf("first alert got %d replies, want 1", n)
 	}
@@ -380,9 +383,7 @@ func TestNeverAnswersItself(t *testing.T) {
 	own := h.event("alertmanager", incChannel)
 	own["bot_id"] = h.fake.Identity().BotID
 	h.ack(h.fake.SendEvent(own))
-	last := h.event("opsgenie", incChannel2)
-	h.ack(h.fake.SendEvent(last))
-	h.reply(last)
+	h.barrier()
 	if n := h.repliesIn(own); n != 0 {
 		t.Errorf("the bot answered its own message %d times", n)
 	}
@@ -522,9 +523,7 @@ func TestTakeoverDoesNotPostAgain(t *testing.T) {
 	if _, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "conversations.replies" }); err != nil {
 		t.Fatal(err)
 	}
-	last := h.event("opsgenie", incChannel2)
-	h.ack(h.fake.SendEvent(last))
-	h.reply(last)
+	h.barrier()
 	if n := h.repliesIn(ev); n != 1 {
 		t.Errorf("%d replies in the thread, want the one that was already there", n)
 	}
