@@ -492,6 +492,7 @@ type Tuning struct {
 	VoteWeight     float64 // weight of a voted tag beside a phrase match
 	TextOnlyFloor  float64 // saturated text relevance needed when no tag was found
 	ComponentFloor float64 // saturated text relevance needed when only components were found
+	CauseBonus     float64 // added to a case whose root cause the text names
 }
 
 // DefaultTuning is the tuning the matcher uses unless told otherwise.
@@ -503,6 +504,7 @@ var DefaultTuning = Tuning{
 	VoteWeight:     0.5,
 	TextOnlyFloor:  0.8,
 	ComponentFloor: 0.1,
+	CauseBonus:     0.05,
 }
 
 // retrieveSize is how many text hits are ranked.
@@ -553,8 +555,11 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 
 	// Query tags: phrase matches, then tags the most similar cases agree on.
 	weights := map[string]float64{}
+	causes := map[string]bool{} // root causes the text names ("after the deploy")
 	for _, s := range signals {
 		switch s.Kind {
+		case cases.KindRootCause:
+			causes[s.ID] = true
 		case cases.KindSymptom:
 			weights["symptom:"+s.ID] = s.Weight
 			ans.Symptoms = append(ans.Symptoms, s)
@@ -606,6 +611,11 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 			cd.tag *= 0.8 + 0.2*float64(n)/float64(nt)
 		}
 		cd.score = tu.TagWeight*cd.tag + (1-tu.TagWeight)*textNorm
+		if causes[cd.c.RootCause] {
+			// A cause the text names ("since the deploy") breaks ties
+			// between cases that look alike.
+			cd.score = min(1, cd.score+tu.CauseBonus)
+		}
 	}
 	slices.SortFunc(cands, func(a, b *candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
