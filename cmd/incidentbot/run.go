@@ -86,7 +86,7 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	if v, err := time.ParseDuration(e.getenv("INCIDENTBOT_INBOX_LEASE")); err == nil {
 		c.inboxLease = v
 	}
-	fs.DurationVar(&c.inboxLease, "inbox-lease", c.inboxLease, "how long an event acked by a replica stays its own before another replica takes it over (env INCIDENTBOT_INBOX_LEASE)")
+	fs.DurationVar(&c.inboxLease, "inbox-lease", c.inboxLease, "how long the events of a replica that stopped wait before another replica takes them over; a living replica renews its own (env INCIDENTBOT_INBOX_LEASE)")
 	fs.StringVar(&c.retention, "retention", envOr(e, "INCIDENTBOT_RETENTION", "180d"), "delete activity older than this, e.g. 180d or 720h (env INCIDENTBOT_RETENTION)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
