@@ -440,8 +440,9 @@ func (b *Bot) handle(ctx context.Context, evt socketmode.Event) {
 			b.onEventsAPI(ctx, evt.Request) // records, then acks
 		}
 	case socketmode.EventTypeInteractive:
-		b.ack(ctx, evt.Request, nil)
-		b.onInteractive(evt.Request)
+		if evt.Request != nil {
+			b.onInteractive(ctx, evt.Request) // records, then acks
+		}
 	case socketmode.EventTypeSlashCommand:
 		b.onSlashCommand(ctx, evt.Request) // acks with the answer
 	default:

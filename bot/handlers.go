@@ -32,7 +32,7 @@ func (b *Bot) onEventsAPI(ctx context.Context, req *socketmode.Request) {
 		b.log.Warn("events api payload is not JSON", "envelope_id", req.EnvelopeID, "err", err)
 		return
 	}
-	fresh := b.inboxPut(ctx, cb.EventID, req.Payload)
+	fresh := b.inboxPut(ctx, cb.EventID, kindEvent, req.Payload)
 	b.ack(ctx, req, nil)
 	if req.RetryAttempt > 0 {
 		b.log.Info("slack redelivered an event", "event_id", cb.EventID, "retry_attempt", req.RetryAttempt, "retry_reason", req.RetryReason)
@@ -103,7 +103,7 @@ const inboxBackoff = 10 * time.Second
 // inboxPut records an event before its ack and reports whether it is new.
 // Without an inbox, or when it fails, the event counts as new: a rare
 // duplicate beats a lost answer.
-func (b *Bot) inboxPut(ctx context.Context, id string, payload []byte) bool {
+func (b *Bot) inboxPut(ctx context.Context, id, kind string, payload []byte) bool {
 	if b.opts.Inbox == nil || id == "" {
 		return true
 	}
@@ -114,7 +114,7 @@ func (b *Bot) inboxPut(ctx context.Context, id string, payload []byte) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.opts.InboxTimeout)
 	defer cancel()
-	fresh, err := b.opts.Inbox.Put(ctx, id, "events_api", payload)
+	fresh, err := b.opts.Inbox.Put(ctx, id, kind, payload)
 	if err != nil {
 		b.m.inboxErrors.Inc()
 		b.inboxDownUntil.Store(time.Now().Add(inboxBackoff).UnixNano())
@@ -155,14 +155,24 @@ func (b *Bot) sweepOrphans(ctx context.Context) {
 			b.log.Warn("looking for orphaned events failed", "err", err)
 		}
 		for _, it := range items {
-			var cb callback
-			if json.Unmarshal(it.Payload, &cb) != nil {
-				b.inboxDone(it.Key)
-				continue
-			}
 			b.m.orphans.Inc()
-			b.log.Info("taking over an event a stopped replica never handled", "event_id", it.Key)
-			b.queueEvent(cb, true)
+			b.log.Info("taking over an event a stopped replica never handled", "event_id", it.Key, "kind", it.Kind)
+			switch it.Kind {
+			case kindInteractive:
+				var in interaction
+				if json.Unmarshal(it.Payload, &in) != nil {
+					b.inboxDone(it.Key)
+					continue
+				}
+				b.queueInteraction(&in, it.Key)
+			default:
+				var cb callback
+				if json.Unmarshal(it.Payload, &cb) != nil {
+					b.inboxDone(it.Key)
+					continue
+				}
+				b.queueEvent(cb, true)
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -24,6 +24,7 @@ const ShortcutID = "find_similar_incidents"
 // message's blocks can be edited as they are.
 type interaction struct {
 	Type        string `json:"type"`
+	TriggerID   string `json:"trigger_id"`
 	CallbackID  string `json:"callback_id"`
 	ResponseURL string `json:"response_url"`
 	User        struct {
@@ -47,15 +48,37 @@ type interaction struct {
 	} `json:"actions"`
 }
 
-func (b *Bot) onInteractive(req *socketmode.Request) {
-	if req == nil {
-		return
-	}
+// onInteractive takes an interactive envelope (a button, the shortcut): it
+// records it in the inbox (when there is one) before acking, so that a
+// replica that dies right after the ack does not lose the press, acks, and
+// queues the work.
+func (b *Bot) onInteractive(ctx context.Context, req *socketmode.Request) {
 	var in interaction
 	if err := json.Unmarshal(req.Payload, &in); err != nil {
+		b.ack(ctx, req, nil)
 		b.log.Warn("interactive payload not understood", "envelope_id", req.EnvelopeID, "err", err)
 		return
 	}
+	key := ""
+	if in.TriggerID != "" {
+		key = "ia:" + in.TriggerID
+	}
+	fresh := b.inboxPut(ctx, key, kindInteractive, req.Payload)
+	b.ack(ctx, req, nil)
+	if fresh {
+		b.queueInteraction(&in, key)
+	}
+}
+
+// Kinds of inbox items.
+const (
+	kindEvent       = "events_api"
+	kindInteractive = "interactive"
+)
+
+// queueInteraction queues the work for an interaction; key is its inbox key
+// ("" without one).
+func (b *Bot) queueInteraction(in *interaction, key string) {
 	channel := in.Channel.ID
 	if channel == "" {
 		channel = in.Container.ChannelID
@@ -68,14 +91,20 @@ func (b *Bot) onInteractive(req *socketmode.Request) {
 		}
 	}
 	j := job{shard: channel + ":" + thread}
+	var handle func(ctx context.Context)
 	switch {
 	case in.Type == "message_action" && in.CallbackID == ShortcutID:
-		j.run = func(ctx context.Context) { b.onShortcut(ctx, &in, channel) }
+		handle = func(ctx context.Context) { b.onShortcut(ctx, in, channel) }
 	case in.Type == "block_actions" && len(in.Actions) > 0:
-		j.run = func(ctx context.Context) { b.onAction(ctx, &in, channel, thread) }
+		handle = func(ctx context.Context) { b.onAction(ctx, in, channel, thread) }
 	default:
 		b.log.Debug("interaction ignored", "type", in.Type, "callback_id", in.CallbackID)
+		b.inboxDone(key)
 		return
+	}
+	j.run = func(ctx context.Context) {
+		defer b.inboxDone(key)
+		handle(ctx)
 	}
 	b.q.push(j)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/incidentbot/incidentbot/bot"
 	"github.com/incidentbot/incidentbot/internal/slackfake"
@@ -251,3 +252,29 @@ func TestBadTokensStopAtStart(t *testing.T) {
 }
 
 var _ = json.Marshal
+
+func TestOrphanedShortcutTakenOver(t *testing.T) {
+	ev := map[string]any{"type": "message", "user": "U0PERSON", "ts": "1732880000.000100", "channel": otherChannel,
+		"text": "x509: certificate has expired calling billing.internal, mTLS handshakes failing"}
+	payload, _ := json.Marshal(map[string]any{"type": "message_action", "callback_id": bot.ShortcutID, "trigger_id": "trig-dead",
+		"user": map[string]any{"id": "U0ASKER"}, "channel": map[string]any{"id": otherChannel}, "message": ev})
+	inbox := &memInbox{seen: map[string]bool{}, done: map[string]bool{},
+		orphaned: []bot.InboxItem{{Key: "ia:trig-dead", Kind: "interactive", Payload: payload}}}
+	h := start(t, func(o *bot.Options) { o.Inbox = inbox; o.OrphanEvery = 50 * time.Millisecond })
+	c, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "chat.postEphemeral" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Form.Get("user") != "U0ASKER" || !strings.Contains(blocksText(c), "tl-002") {
+		t.Errorf("taken-over shortcut answered %q with\n%s", c.Form.Get("user"), blocksText(c))
+	}
+	// A press recorded before its ack is not handled twice.
+	id := h.fake.SendInteractive(map[string]any{"type": "message_action", "callback_id": bot.ShortcutID, "trigger_id": "trig-live",
+		"user": map[string]any{"id": "U0ASKER"}, "channel": map[string]any{"id": otherChannel}, "message": ev})
+	h.ack(id)
+	inbox.mu.Lock()
+	defer inbox.mu.Unlock()
+	if !inbox.seen["ia:trig-live"] {
+		t.Error("the shortcut was not recorded in the inbox before its ack")
+	}
+}
