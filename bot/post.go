@@ -113,15 +113,13 @@ func msgOptions(blocks []slack.Block, fallback string, extra ...slack.MsgOption)
 	return append(opts, extra...)
 }
 
-// post posts a message in a thread and returns its ts.
+// post posts a message in a thread, in the channel's turn, and returns its
+// ts.
 func (p *poster) post(ctx context.Context, channel, threadTS string, blocks []slack.Block, fallback string) (string, error) {
-	var ts string
-	err := p.call(ctx, "chat.postMessage", channel, true, func(ctx context.Context) error {
-		var err error
-		_, ts, err = p.api.PostMessageContext(ctx, channel, msgOptions(blocks, fallback, slack.MsgOptionTS(threadTS))...)
-		return err
-	})
-	return ts, err
+	if err := p.wait(ctx, channel); err != nil {
+		return "", err
+	}
+	return p.postNow(ctx, channel, threadTS, blocks, fallback)
 }
 
 // postNow posts in a thread without waiting for the channel's turn: the

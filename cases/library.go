@@ -2,10 +2,7 @@ package cases
 
 import (
 	"cmp"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
-	"encoding/json"
 	"slices"
 )
 
@@ -59,17 +56,6 @@ func (l *Library) Get(id string) (*Case, bool) {
 
 // Origin returns the name of the source a case came from.
 func (l *Library) Origin(id string) string { return l.origin[id] }
-
-// Hash returns a digest of the library's content: equal for libraries with
-// the same cases, different when any case changes. It keys cached indexes.
-func (l *Library) Hash() string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	for _, c := range l.cases {
-		_ = enc.Encode(c) // encoding a Case cannot fail: it holds only strings, slices and raw JSON
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 //go:embed builtin
 var builtinFS embed.FS

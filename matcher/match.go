@@ -52,8 +52,6 @@ type Options struct {
 	Floor float64
 	// Mode chooses the ranking; Combined by default.
 	Mode Mode
-	// NoVote turns off tags voted by the most similar cases.
-	NoVote bool
 	// Tuning overrides DefaultTuning when set.
 	Tuning *Tuning
 }
@@ -568,7 +566,7 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 			ans.Components = append(ans.Components, s)
 		}
 	}
-	if m.opts.Mode != TextOnly && !m.opts.NoVote {
+	if m.opts.Mode != TextOnly {
 		m.vote(ans, hits, weights)
 	}
 
@@ -690,7 +688,7 @@ func (m *Matcher) vote(ans *Answer, hits search.DocumentMatchCollection, weights
 		}
 		w := h.Score / (h.Score + tu.TextHalf)
 		total += w
-		for _, k := range tagKeys(c) {
+		for _, k := range m.keys[c] {
 			votes[k] += w
 		}
 	}

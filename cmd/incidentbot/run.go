@@ -59,6 +59,13 @@ func envInt(e env, name string, def int) int {
 	return def
 }
 
+func envDuration(e env, name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(e.getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
 func envFloat(e env, name string, def float64) float64 {
 	if v, err := strconv.ParseFloat(e.getenv(name), 64); err == nil {
 		return v
@@ -82,11 +89,7 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	fs.StringVar(&c.logFormat, "log-format", envOr(e, "INCIDENTBOT_LOG_FORMAT", "text"), "text or json (env INCIDENTBOT_LOG_FORMAT)")
 	c.store.register(fs, e)
 	c.digests.register(fs, e)
-	c.inboxLease = 60 * time.Second
-	if v, err := time.ParseDuration(e.getenv("INCIDENTBOT_INBOX_LEASE")); err == nil {
-		c.inboxLease = v
-	}
-	fs.DurationVar(&c.inboxLease, "inbox-lease", c.inboxLease, "how long the events of a replica that stopped wait before another replica takes them over; a living replica renews its own (env INCIDENTBOT_INBOX_LEASE)")
+	fs.DurationVar(&c.inboxLease, "inbox-lease", envDuration(e, "INCIDENTBOT_INBOX_LEASE", 60*time.Second), "how long the events of a replica that stopped wait before another replica takes them over; a living replica renews its own (env INCIDENTBOT_INBOX_LEASE)")
 	fs.StringVar(&c.retention, "retention", envOr(e, "INCIDENTBOT_RETENTION", "180d"), "delete activity older than this, e.g. 180d or 720h (env INCIDENTBOT_RETENTION)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -137,11 +137,7 @@ type digestFlags struct {
 
 func (d *digestFlags) register(fs *flag.FlagSet, e env) {
 	fs.Var(&d.targets, "digest", "post a weekly digest: CHANNEL[;CRON SPEC[;en|ko]], e.g. \"C0123ABCD;CRON_TZ=Asia/Seoul 0 9 * * MON;ko\"; default spec Monday 09:00 UTC (repeatable; env INCIDENTBOT_DIGESTS, targets separated by |)")
-	d.grace = 12 * time.Hour
-	if v, err := time.ParseDuration(e.getenv("INCIDENTBOT_DIGEST_GRACE")); err == nil {
-		d.grace = v
-	}
-	fs.DurationVar(&d.grace, "digest-grace", d.grace, "post a digest missed while the bot was down if it starts within this long after (env INCIDENTBOT_DIGEST_GRACE)")
+	fs.DurationVar(&d.grace, "digest-grace", envDuration(e, "INCIDENTBOT_DIGEST_GRACE", 12*time.Hour), "post a digest missed while the bot was down if it starts within this long after (env INCIDENTBOT_DIGEST_GRACE)")
 	if len(d.targets) == 0 {
 		if v := e.getenv("INCIDENTBOT_DIGESTS"); v != "" {
 			for _, t := range strings.Split(v, "|") {
