@@ -1,0 +1,68 @@
+package matcher
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/incidentbot/incidentbot/cases"
+)
+
+// Inferred is one tag a text suggests, how sure the matcher is of it, and the
+// words of the text that suggest it.
+type Inferred struct {
+	ID       string   `json:"id"`
+	Score    float64  `json:"score"`    // 0 to 1; higher is surer
+	Evidence []string `json:"evidence"` // words or phrases of the text, strongest first
+}
+
+// Inference is what a text says about an incident, in taxonomy ids: the
+// symptoms and components it describes and the root causes it implies, each
+// list best first. It is how a caller labels a draft case from its text.
+type Inference struct {
+	Lang         cases.Lang `json:"language"`
+	Symptoms     []Inferred `json:"symptoms"`
+	Components   []Inferred `json:"components"`
+	RootCauses   []Inferred `json:"root_causes"`
+	Contributing []Inferred `json:"contributing"`
+}
+
+// Infer labels a text with the taxonomy's tags. It reads the text only (it
+// does not search the library), so it suits long texts such as a postmortem
+// draft as well as alerts.
+func (m *Matcher) Infer(text string) Inference {
+	inf := Inference{Lang: DetectLang(text), Symptoms: []Inferred{}, Components: []Inferred{}, RootCauses: []Inferred{}, Contributing: []Inferred{}}
+	for _, t := range m.inferTags(text) {
+		switch t.kind {
+		case cases.KindSymptom:
+			inf.Symptoms = append(inf.Symptoms, t.Inferred)
+		case cases.KindComponent:
+			inf.Components = append(inf.Components, t.Inferred)
+		case cases.KindRootCause:
+			inf.RootCauses = append(inf.RootCauses, t.Inferred)
+		case cases.KindContributing:
+			inf.Contributing = append(inf.Contributing, t.Inferred)
+		}
+	}
+	return inf
+}
+
+// kindTag is an inferred tag with its kind.
+type kindTag struct {
+	kind cases.Kind
+	Inferred
+}
+
+// inferTags returns the tags a text signals, best first within each kind.
+func (m *Matcher) inferTags(text string) []kindTag {
+	var out []kindTag
+	for _, s := range m.ext.Extract(text) {
+		out = append(out, kindTag{kind: s.Kind, Inferred: Inferred{ID: s.ID, Score: s.Weight / maxSignalWeight, Evidence: []string{s.Phrase}}})
+	}
+	slices.SortStableFunc(out, func(a, b kindTag) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
+}
