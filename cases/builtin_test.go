@@ -69,6 +69,9 @@ func TestBuiltinLibrary(t *testing.T) {
 				t.Errorf("case %s: related %q is not another library case with a reason", c.ID, r.ID)
 			}
 		}
+		for _, issue := range cases.KoreanSpacingIssues(c) {
+			t.Errorf("case %s: a particle stands apart from its word in %s (cases.NormalizeKoreanSpacing fixes it)", c.ID, issue)
+		}
 		orgs[strings.ToLower(c.Org)] = true
 		if slices.Contains(c.Domain, "korea") {
 			korean++
