@@ -13,14 +13,12 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
@@ -140,11 +138,12 @@ type Options struct {
 	OrphanEvery  time.Duration // how often to renew this replica's events and look for those a stopped one left; default 10s
 
 	// Checks are the health of the parts the bot can answer without (the
-	// activity store): each is served at /healthz/NAME and listed on
-	// /healthz, which fails only when the Socket Mode connection is down.
-	Checks   map[string]func(context.Context) error
-	State    State           // shared state; in memory when nil
-	Taxonomy *cases.Taxonomy // tag labels; the default taxonomy when nil
+	// activity store). They run in the background every CheckEvery; the
+	// probes answer from their last result (see Handler).
+	Checks     map[string]func(context.Context) error
+	CheckEvery time.Duration   // default 5s
+	State      State           // shared state; in memory when nil
+	Taxonomy   *cases.Taxonomy // tag labels; the default taxonomy when nil
 }
 
 func (o *Options) defaults() {
@@ -180,6 +179,9 @@ func (o *Options) defaults() {
 	}
 	if o.OrphanEvery <= 0 {
 		o.OrphanEvery = 10 * time.Second
+	}
+	if o.CheckEvery <= 0 {
+		o.CheckEvery = 5 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -233,6 +235,7 @@ type Bot struct {
 	shares         *shareCache
 
 	searchMu sync.RWMutex
+	health   health
 }
 
 // New makes a bot; Run connects it.
@@ -247,6 +250,7 @@ func New(s Searcher, opts Options) (*Bot, error) {
 		}
 	}
 	b := &Bot{search: s, opts: opts, log: opts.Logger, threads: newThreads(20000), shares: newShareCache(2000)}
+	b.health.parts = map[string]partState{}
 	b.q = newQueue(opts.Workers, opts.QueueSize, func() { b.m.dropped.Inc() })
 	b.m = newMetrics(opts.Registry, func() float64 { return float64(b.q.len()) })
 	apiOpts := []slack.Option{slack.OptionAppLevelToken(opts.AppToken), slack.OptionHTTPClient(&http.Client{Timeout: 15 * time.Second})}
@@ -280,69 +284,6 @@ func (b *Bot) searcher() Searcher {
 // Healthy reports whether the Socket Mode connection is up.
 func (b *Bot) Healthy() bool { return b.connected.Load() }
 
-// Handler serves GET /healthz, GET /healthz/NAME and GET /metrics (the
-// Prometheus text format). /healthz answers 200 while the Socket Mode
-// connection is up, and lists every part; /healthz/socket and each
-// /healthz/NAME of Options.Checks answer 503 when that part fails. A replica
-// whose database is down keeps answering from its index, so only
-// /healthz/store fails then.
-func (b *Bot) Handler() http.Handler {
-	mux := http.NewServeMux()
-	socket := func(context.Context) error {
-		if !b.Healthy() {
-			return errors.New("socket mode: not connected")
-		}
-		return nil
-	}
-	check := func(ctx context.Context, name string, fn func(context.Context) error) (string, bool) {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if err := fn(ctx); err != nil {
-			return fmt.Sprintf("%s: failing: %v", name, err), false
-		}
-		return name + ": ok", true
-	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		line, ok := check(r.Context(), "socket", socket)
-		lines := []string{line}
-		for _, name := range sortedNames(b.opts.Checks) {
-			l, _ := check(r.Context(), name, b.opts.Checks[name])
-			lines = append(lines, l)
-		}
-		if !ok {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		fmt.Fprintln(w, strings.Join(lines, "\n"))
-	})
-	mux.HandleFunc("GET /healthz/{part}", func(w http.ResponseWriter, r *http.Request) {
-		part := r.PathValue("part")
-		fn := b.opts.Checks[part]
-		if part == "socket" {
-			fn = socket
-		}
-		if fn == nil {
-			http.Error(w, "no such part: "+part, http.StatusNotFound)
-			return
-		}
-		line, ok := check(r.Context(), part, fn)
-		if !ok {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		fmt.Fprintln(w, line)
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(b.opts.Registry, promhttp.HandlerOpts{}))
-	return mux
-}
-
-func sortedNames(m map[string]func(context.Context) error) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // ErrAuth is returned when Slack rejects the tokens.
 var ErrAuth = errors.New("slack rejected the tokens")
 
@@ -369,6 +310,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go b.sweepOrphans(sweepCtx)
+	go b.runChecks(sweepCtx)
 
 	sockCtx, stopSock := context.WithCancel(ctx)
 	defer stopSock()

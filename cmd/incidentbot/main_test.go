@@ -228,9 +228,13 @@ func TestSIGTERMDrainsAndExitsZero(t *testing.T) {
 	if _, err := fake.WaitAck(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := httpGet(ctx, "http://"+addr+"/healthz")
-	if err != nil || resp != 200 {
-		t.Errorf("/healthz = %d, %v while connected", resp, err)
+	for _, path := range []string{"/livez", "/healthz"} {
+		if resp, err := httpGet(ctx, "http://"+addr+path); err != nil || resp != 200 {
+			t.Errorf("%s = %d, %v while connected", path, resp, err)
+		}
+	}
+	if code := waitStatus(ctx, "http://"+addr+"/readyz", 200); code != 200 {
+		t.Errorf("/readyz = %d while connected with the store up", code)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

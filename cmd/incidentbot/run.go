@@ -82,7 +82,7 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	fs.Float64Var(&c.floor, "floor", envFloat(e, "INCIDENTBOT_FLOOR", matcher.DefaultFloor), "confidence floor from 0 to 1: cases scoring lower are not suggested (env INCIDENTBOT_FLOOR)")
 	fs.IntVar(&c.top, "top", envInt(e, "INCIDENTBOT_TOP", 3), "cases per reply, 1 to 10 (env INCIDENTBOT_TOP)")
 	fs.StringVar(&c.lang, "lang", envOr(e, "INCIDENTBOT_LANG", "en"), "reply language when the text does not tell: en or ko (env INCIDENTBOT_LANG)")
-	fs.StringVar(&c.listen, "listen", envOr(e, "INCIDENTBOT_LISTEN", ":8080"), "address of /healthz and /metrics; empty turns them off (env INCIDENTBOT_LISTEN)")
+	fs.StringVar(&c.listen, "listen", envOr(e, "INCIDENTBOT_LISTEN", "127.0.0.1:8080"), "address of /livez, /readyz, /healthz and /metrics (no authentication: loopback by default; :8080 in a container); empty turns them off (env INCIDENTBOT_LISTEN)")
 	fs.StringVar(&c.indexDir, "index-dir", envOr(e, "INCIDENTBOT_INDEX_DIR", ""), "keep the search index on disk here, reused while the library is unchanged; empty: in memory (env INCIDENTBOT_INDEX_DIR)")
 	fs.IntVar(&c.workers, "workers", envInt(e, "INCIDENTBOT_WORKERS", 4), "events handled at once (env INCIDENTBOT_WORKERS)")
 	fs.StringVar(&c.logLevel, "log-level", envOr(e, "INCIDENTBOT_LOG_LEVEL", "info"), "debug, info, warn or error (env INCIDENTBOT_LOG_LEVEL)")
