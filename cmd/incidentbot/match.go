@@ -71,53 +71,18 @@ func cmdMatch(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, toJSON(ans, nil))
+		return writeJSON(e.stdout, ans.View())
 	}
 	printAnswer(e.stdout, m.Taxonomy(), ans)
 	return nil
 }
 
-type jsonAnswer struct {
-	ID         json.RawMessage `json:"id,omitempty"`
-	Language   cases.Lang      `json:"language"`
-	Symptoms   []string        `json:"symptoms"`
-	Components []string        `json:"components"`
-	Results    []jsonResult    `json:"results"`
-	Error      string          `json:"error,omitempty"`
-}
-
-type jsonResult struct {
-	ID         string   `json:"id"`
-	Title      string   `json:"title"`
-	Score      float64  `json:"score"`
-	Symptoms   []string `json:"symptoms"`
-	Components []string `json:"components"`
-	Terms      []string `json:"terms"`
-}
-
-func toJSON(ans *matcher.Answer, id json.RawMessage) jsonAnswer {
-	out := jsonAnswer{ID: id, Language: ans.Lang, Symptoms: []string{}, Components: []string{}, Results: []jsonResult{}}
-	for _, s := range ans.Symptoms {
-		out.Symptoms = append(out.Symptoms, s.ID)
-	}
-	for _, s := range ans.Components {
-		out.Components = append(out.Components, s.ID)
-	}
-	for _, r := range ans.Results {
-		jr := jsonResult{ID: r.Case.ID, Title: r.Case.Title.In(ans.Lang), Score: r.Score,
-			Symptoms: []string{}, Components: []string{}, Terms: r.Terms}
-		if jr.Terms == nil {
-			jr.Terms = []string{}
-		}
-		for _, t := range r.Symptoms {
-			jr.Symptoms = append(jr.Symptoms, t.ID)
-		}
-		for _, t := range r.Components {
-			jr.Components = append(jr.Components, t.ID)
-		}
-		out.Results = append(out.Results, jr)
-	}
-	return out
+// batchLine is one line of --batch output: the match --json object with
+// the line's id and, when the line could not be answered, the reason.
+type batchLine struct {
+	ID json.RawMessage `json:"id,omitempty"`
+	matcher.View
+	Error string `json:"error,omitempty"`
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -140,26 +105,22 @@ func matchBatch(ctx context.Context, m *matcher.Matcher, top int, e env) error {
 				ID   json.RawMessage `json:"id"`
 				Text *string         `json:"text"`
 			}
-			var out jsonAnswer
+			out := batchLine{View: matcher.EmptyView()}
 			switch jerr := json.Unmarshal(line, &q); {
 			case jerr != nil:
-				out = jsonAnswer{Error: fmt.Sprintf("line %d: not a JSON object {\"id\": ..., \"text\": ...}: %v", n, jerr)}
+				out.Error = fmt.Sprintf("line %d: not a JSON object {\"id\": ..., \"text\": ...}: %v", n, jerr)
 			case q.Text == nil:
-				out = jsonAnswer{ID: q.ID, Error: fmt.Sprintf("line %d: no \"text\" field", n)}
+				out.ID, out.Error = q.ID, fmt.Sprintf("line %d: no \"text\" field", n)
 			default:
-				ans, merr := m.Match(ctx, *q.Text, top)
-				if merr != nil {
-					out = jsonAnswer{ID: q.ID, Error: fmt.Sprintf("line %d: %v", n, merr)}
+				out.ID = q.ID
+				if ans, merr := m.Match(ctx, *q.Text, top); merr != nil {
+					out.Error = fmt.Sprintf("line %d: %v", n, merr)
 				} else {
-					out = toJSON(ans, q.ID)
+					out.View = ans.View()
 				}
 			}
 			if out.Error != "" {
 				failed = true
-				out.Symptoms, out.Components, out.Results = []string{}, []string{}, []jsonResult{}
-				if out.Language == "" {
-					out.Language = cases.English
-				}
 			}
 			if werr := writeJSON(e.stdout, out); werr != nil {
 				return werr
