@@ -36,7 +36,8 @@ var phrases = map[cases.Lang]map[string]string{
 		"symptoms":     "symptoms",
 		"components":   "components",
 		"terms":        "words",
-		"helped":       "What helped",
+		"helped":       "What they did",
+		"suggested":    "Suggested (not stated by them)",
 		"lesson":       "Lesson",
 		"helpful":      "Helpful",
 		"not_relevant": "Not relevant",
@@ -67,7 +68,8 @@ var phrases = map[cases.Lang]map[string]string{
 		"symptoms":     "증상",
 		"components":   "구성 요소",
 		"terms":        "일치한 단어",
-		"helped":       "도움이 된 조치",
+		"helped":       "그들이 한 조치",
+		"suggested":    "제안 (당사자가 밝힌 조치 아님)",
 		"lesson":       "교훈",
 		"helpful":      "도움이 됨",
 		"not_relevant": "관련 없음",
@@ -185,9 +187,16 @@ func caseBlocks(r matcher.Result, lang cases.Lang, feedback bool) []slack.Block 
 	blocks := []slack.Block{slack.NewSectionBlock(mrkdwn(b.String()), nil, nil, slack.SectionBlockOptionBlockID("case:"+c.ID))}
 
 	var detail strings.Builder
-	if n := min(len(c.Remediation), 2); n > 0 {
-		fmt.Fprintf(&detail, "*%s*", say(lang, "helped"))
-		for _, s := range c.Remediation[:n] {
+	// Only steps the organisation stated are quoted as what it did; a case
+	// with none shows the writer's suggestion under its own heading.
+	did, suggested := splitSteps(c.Remediation)
+	heading, steps := "helped", did
+	if len(did) == 0 {
+		heading, steps = "suggested", suggested
+	}
+	if n := min(len(steps), 2); n > 0 {
+		fmt.Fprintf(&detail, "*%s*", say(lang, heading))
+		for _, s := range steps[:n] {
 			fmt.Fprintf(&detail, "\n• %s", escape(clip(s.Text.In(lang), 600)))
 		}
 	}
@@ -276,16 +285,12 @@ func renderCase(c *cases.Case, tax labeler, lang cases.Lang) ([]slack.Block, str
 		tags = append(tags, tax.Label(cases.KindRootCause, c.RootCause, lang))
 	}
 	add(sayCase(lang, "tags"), strings.Join(tags, ", "))
-	var steps []string
-	for _, s := range c.Remediation {
-		steps = append(steps, "• "+s.Text.In(lang))
-	}
-	add(say(lang, "helped"), strings.Join(steps, "\n"))
-	var actions []string
-	for _, s := range c.ActionItems {
-		actions = append(actions, "• "+s.Text.In(lang))
-	}
-	add(sayCase(lang, "actions"), strings.Join(actions, "\n"))
+	did, suggested := splitSteps(c.Remediation)
+	add(say(lang, "helped"), bullets(did, lang))
+	add(say(lang, "suggested"), bullets(suggested, lang))
+	actDid, actSuggested := splitSteps(c.ActionItems)
+	add(sayCase(lang, "actions"), bullets(actDid, lang))
+	add(sayCase(lang, "actions")+" · "+say(lang, "suggested"), bullets(actSuggested, lang))
 	add(say(lang, "lesson"), c.Lessons.In(lang))
 	return blocks, clip(c.Title.In(lang), 3000)
 }
@@ -305,4 +310,25 @@ func sayCase(lang cases.Lang, key string) string {
 // labeler gives tag labels; *cases.Taxonomy implements it.
 type labeler interface {
 	Label(kind cases.Kind, id string, lang cases.Lang) string
+}
+
+// splitSteps separates the steps the organisation stated from the ones the
+// case writer suggested.
+func splitSteps(steps []cases.Step) (stated, suggested []cases.Step) {
+	for _, s := range steps {
+		if s.IsStated() {
+			stated = append(stated, s)
+		} else {
+			suggested = append(suggested, s)
+		}
+	}
+	return stated, suggested
+}
+
+func bullets(steps []cases.Step, lang cases.Lang) string {
+	var lines []string
+	for _, s := range steps {
+		lines = append(lines, "• "+s.Text.In(lang))
+	}
+	return strings.Join(lines, "\n")
 }

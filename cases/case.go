@@ -56,7 +56,46 @@ func (t Text) Empty() bool {
 // Step is one remediation step or action item.
 type Step struct {
 	Text Text `json:"text"`
+	// Provenance says whose the step is: Stated when the organisation said
+	// it did (or committed to do) it, Suggested when it is the case writer's
+	// own reading of what would help. Empty means the case's author is the
+	// organisation itself, as in a team's own case, and counts as stated.
+	Provenance string `json:"provenance,omitempty"`
+	// Source is the document that states the step, when it is not the
+	// case's first source.
+	Source string `json:"source,omitempty"`
 }
+
+// Provenance values of a Step.
+const (
+	Stated    = "stated"
+	Suggested = "suggested"
+)
+
+// IsStated reports whether the organisation itself stated the step.
+func (s Step) IsStated() bool { return s.Provenance != Suggested }
+
+// Source kinds. The organisation's own words come first; the rest are
+// written by others about it.
+var SourceKinds = []string{
+	"official-postmortem", "official-status", "official-blog", "official-filing",
+	"government-report", "regulator", "news", "third-party-analysis", "personal-blog", "issue-tracker",
+}
+
+// Report values of a Source: whether it is the final account of the
+// incident or an early one that a later report may correct.
+const (
+	ReportFinal       = "final"
+	ReportPreliminary = "preliminary"
+)
+
+// Symptoms-text kinds: Reported when the write-up itself describes what
+// responders and users saw, Reconstructed when the case writer pieced it
+// together from the write-up's facts.
+const (
+	SymptomsReported      = "reported"
+	SymptomsReconstructed = "reconstructed"
+)
 
 // Impact says who and what an incident affected, in the words of its write-up.
 type Impact struct {
@@ -77,6 +116,8 @@ type Source struct {
 	URL      string  `json:"url"`
 	Kind     string  `json:"kind"`
 	Archived *string `json:"archived"`
+	// Report is ReportFinal or ReportPreliminary where that is known.
+	Report string `json:"report,omitempty"`
 }
 
 // Related links a case to another case of the library, with the reason.
@@ -95,34 +136,36 @@ type Timeline struct {
 // format has a typed field here; fields the format may grow are kept in Extra
 // so that loading a case and writing it back loses nothing.
 type Case struct {
-	ID           string    `json:"id"`
-	Org          string    `json:"org"`
-	OrgSlug      string    `json:"org_slug,omitempty"`
-	Date         string    `json:"date"`
-	DateKind     string    `json:"date_kind,omitempty"`
-	Docs         []string  `json:"docs"`
-	Title        Text      `json:"title"`
-	Domain       []string  `json:"domain"`
-	Impact       Impact    `json:"impact"`
-	Severity     string    `json:"severity,omitempty"`
-	Summary      Text      `json:"summary"`
-	SymptomsText Text      `json:"symptoms_text"`
-	Trigger      Text      `json:"trigger"`
-	Detection    Text      `json:"detection"`
-	Lessons      Text      `json:"lessons"`
-	Symptoms     []string  `json:"symptoms"`
-	Components   []string  `json:"components"`
-	RootCause    string    `json:"root_cause"`
-	Contributing []string  `json:"contributing"`
-	Remediation  []Step    `json:"remediation"`
-	ActionItems  []Step    `json:"action_items"`
-	Timeline     Timeline  `json:"timeline"`
-	Related      []Related `json:"related"`
-	RecurrenceOf *string   `json:"recurrence_of"`
-	Sources      []Source  `json:"sources"`
-	Review       Review    `json:"review"`
-	UpdatedAt    string    `json:"updated_at,omitempty"`
-	URL          string    `json:"url,omitempty"`
+	ID           string   `json:"id"`
+	Org          string   `json:"org"`
+	OrgSlug      string   `json:"org_slug,omitempty"`
+	Date         string   `json:"date"`
+	DateKind     string   `json:"date_kind,omitempty"`
+	Docs         []string `json:"docs"`
+	Title        Text     `json:"title"`
+	Domain       []string `json:"domain"`
+	Impact       Impact   `json:"impact"`
+	Severity     string   `json:"severity,omitempty"`
+	Summary      Text     `json:"summary"`
+	SymptomsText Text     `json:"symptoms_text"`
+	// SymptomsTextKind is SymptomsReported or SymptomsReconstructed.
+	SymptomsTextKind string    `json:"symptoms_text_kind,omitempty"`
+	Trigger          Text      `json:"trigger"`
+	Detection        Text      `json:"detection"`
+	Lessons          Text      `json:"lessons"`
+	Symptoms         []string  `json:"symptoms"`
+	Components       []string  `json:"components"`
+	RootCause        string    `json:"root_cause"`
+	Contributing     []string  `json:"contributing"`
+	Remediation      []Step    `json:"remediation"`
+	ActionItems      []Step    `json:"action_items"`
+	Timeline         Timeline  `json:"timeline"`
+	Related          []Related `json:"related"`
+	RecurrenceOf     *string   `json:"recurrence_of"`
+	Sources          []Source  `json:"sources"`
+	Review           Review    `json:"review"`
+	UpdatedAt        string    `json:"updated_at,omitempty"`
+	URL              string    `json:"url,omitempty"`
 
 	// Extra holds fields this version does not know, as they were read.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -132,7 +175,7 @@ type Case struct {
 var knownFields = func() map[string]bool {
 	m := map[string]bool{}
 	for _, name := range []string{"id", "org", "org_slug", "date", "date_kind", "docs", "title", "domain",
-		"impact", "severity", "summary", "symptoms_text", "trigger", "detection", "lessons", "symptoms",
+		"impact", "severity", "summary", "symptoms_text", "symptoms_text_kind", "trigger", "detection", "lessons", "symptoms",
 		"components", "root_cause", "contributing", "remediation", "action_items", "timeline", "related",
 		"recurrence_of", "sources", "review", "updated_at", "url"} {
 		m[name] = true

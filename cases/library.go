@@ -60,8 +60,11 @@ func (l *Library) Origin(id string) string { return l.origin[id] }
 //go:embed builtin
 var builtinFS embed.FS
 
+// BuiltinSource is the source name (Library.Origin) of the built-in cases.
+const BuiltinSource = "builtin"
+
 // Builtin returns the library of real public incidents embedded in the
 // binary.
 func Builtin(tax *Taxonomy) (*Set, error) {
-	return LoadFS(builtinFS, "builtin", "builtin", tax)
+	return LoadFS(builtinFS, "builtin", BuiltinSource, tax)
 }

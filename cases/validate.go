@@ -2,6 +2,7 @@ package cases
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -47,9 +48,30 @@ func Validate(c *Case, tax *Taxonomy) []Problem {
 		}
 		checkTags(tax, KindContributing, c.Contributing, add)
 	}
-	for i, s := range c.Remediation {
-		if s.Text.Empty() {
-			add(Warning, fmt.Sprintf("remediation[%d]", i), "has no text")
+	for _, list := range []struct {
+		name  string
+		steps []Step
+	}{{"remediation", c.Remediation}, {"action_items", c.ActionItems}} {
+		for i, s := range list.steps {
+			if s.Text.Empty() {
+				add(Warning, fmt.Sprintf("%s[%d].text", list.name, i), "has no text")
+			}
+			if s.Provenance != "" && s.Provenance != Stated && s.Provenance != Suggested {
+				add(Error, fmt.Sprintf("%s[%d].provenance", list.name, i), "%q: write %q (the organisation said it) or %q (the writer's own reading)", s.Provenance, Stated, Suggested)
+			}
+		}
+	}
+	switch c.SymptomsTextKind {
+	case "", SymptomsReported, SymptomsReconstructed:
+	default:
+		add(Error, "symptoms_text_kind", "%q: write %q or %q", c.SymptomsTextKind, SymptomsReported, SymptomsReconstructed)
+	}
+	for i, s := range c.Sources {
+		if s.Kind != "" && !slices.Contains(SourceKinds, s.Kind) {
+			add(Warning, fmt.Sprintf("sources[%d].kind", i), "%q is not a known kind: use one of %s", s.Kind, strings.Join(SourceKinds, ", "))
+		}
+		if s.Report != "" && s.Report != ReportFinal && s.Report != ReportPreliminary {
+			add(Error, fmt.Sprintf("sources[%d].report", i), "%q: write %q or %q", s.Report, ReportFinal, ReportPreliminary)
 		}
 	}
 	return ps

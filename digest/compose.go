@@ -161,10 +161,14 @@ func Compose(in Input) *Digest {
 			d.NotRelevant = append(d.NotRelevant, CaseCount{Case: lc, N: caseN[id], Helpful: v[0], NotRelevant: v[1]})
 		}
 	}
+	builtinSince := installedSince(in)
 	for _, c := range in.Library.Cases() {
 		t, err := time.Parse(time.RFC3339, c.UpdatedAt)
 		if err != nil || t.Before(in.Week.From) || !t.Before(in.Week.To) {
 			continue
+		}
+		if in.Library.Origin(c.ID) == cases.BuiltinSource && t.Before(builtinSince) {
+			continue // shipped with the install, not news to this team
 		}
 		d.AddedTotal++
 		if len(d.Added) < maxListed {
@@ -174,6 +178,25 @@ func Compose(in Input) *Digest {
 	d.CaseOfWeek = caseOfWeek(in.Library, d, caseN)
 	d.Quiet = d.Suggestions == 0
 	return d
+}
+
+// installedSince estimates when this installation began to see activity, for
+// telling built-in cases that are news from those that came with the
+// install: with activity the week before, the install is older than the week;
+// otherwise it began with the week's first suggestion, and with no activity
+// at all nothing built-in is news yet. The first digest of a new install so
+// lists none of the built-in library it shipped with.
+func installedSince(in Input) time.Time {
+	if len(in.Prev) > 0 {
+		return in.Week.From
+	}
+	first := in.Week.To
+	for _, s := range in.This {
+		if s.Time.Before(first) {
+			first = s.Time
+		}
+	}
+	return first
 }
 
 func filter(ss []store.Suggestion, target string) []store.Suggestion {

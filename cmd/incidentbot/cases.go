@@ -45,11 +45,13 @@ func cmdShow(args []string, e env) error {
 
 var caseWords = map[cases.Lang]map[string]string{
 	cases.English: {"summary": "Summary", "symptoms": "What responders saw", "tags": "Tags", "trigger": "Trigger",
-		"detection": "Detection", "remediation": "What helped", "actions": "Action items", "lessons": "Lessons",
+		"detection": "Detection", "remediation": "What they did", "actions": "Action items", "lessons": "Lessons",
+		"suggested": "suggested, not stated by them", "reconstructed": "pieced together from the write-up", "final": "final report", "preliminary": "preliminary report",
 		"sources": "Sources", "impact": "Impact", "detected": "detected after", "resolved": "resolved after",
 		"symptom": "symptoms", "component": "components", "root_cause": "root cause", "contributing": "contributing", "related": "Related cases"},
 	cases.Korean: {"summary": "요약", "symptoms": "대응자가 본 증상", "tags": "태그", "trigger": "발단",
-		"detection": "탐지", "remediation": "도움이 된 조치", "actions": "후속 조치", "lessons": "교훈",
+		"detection": "탐지", "remediation": "그들이 한 조치", "actions": "후속 조치", "lessons": "교훈",
+		"suggested": "제안, 당사자가 밝힌 것 아님", "reconstructed": "보고서 내용으로 재구성", "final": "최종 보고서", "preliminary": "예비 보고서",
 		"sources": "출처", "impact": "영향", "detected": "탐지까지", "resolved": "해결까지",
 		"symptom": "증상", "component": "구성 요소", "root_cause": "근본 원인", "contributing": "기여 요인", "related": "관련 사례"},
 }
@@ -77,7 +79,11 @@ func printCase(w io.Writer, tax *cases.Taxonomy, c *cases.Case, lang cases.Lang)
 		}
 	}
 	section("summary", c.Summary)
-	section("symptoms", c.SymptomsText)
+	if c.SymptomsTextKind == cases.SymptomsReconstructed && !c.SymptomsText.Empty() {
+		fmt.Fprintf(w, "\n%s (%s)\n%s\n", t["symptoms"], t["reconstructed"], c.SymptomsText.In(lang))
+	} else {
+		section("symptoms", c.SymptomsText)
+	}
 	fmt.Fprintf(w, "\n%s\n", t["tags"])
 	for _, k := range []struct {
 		kind cases.Kind
@@ -100,7 +106,11 @@ func printCase(w io.Writer, tax *cases.Taxonomy, c *cases.Case, lang cases.Lang)
 		}
 		fmt.Fprintf(w, "\n%s\n", t[name])
 		for _, s := range ss {
-			fmt.Fprintf(w, "  - %s\n", s.Text.In(lang))
+			if s.IsStated() {
+				fmt.Fprintf(w, "  - %s\n", s.Text.In(lang))
+			} else {
+				fmt.Fprintf(w, "  - (%s) %s\n", t["suggested"], s.Text.In(lang))
+			}
 		}
 	}
 	steps("remediation", c.Remediation)
@@ -115,7 +125,12 @@ func printCase(w io.Writer, tax *cases.Taxonomy, c *cases.Case, lang cases.Lang)
 	if len(c.Sources) > 0 {
 		fmt.Fprintf(w, "\n%s\n", t["sources"])
 		for _, s := range c.Sources {
-			fmt.Fprintf(w, "  - %s\n", s.URL)
+			about := nonEmpty(s.Kind, t[s.Report])
+			if len(about) == 0 {
+				fmt.Fprintf(w, "  - %s\n", s.URL)
+			} else {
+				fmt.Fprintf(w, "  - %s (%s)\n", s.URL, strings.Join(about, ", "))
+			}
 		}
 	}
 }

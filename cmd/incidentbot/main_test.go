@@ -31,7 +31,7 @@ func TestMatchText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"Signals:", "1. ", "What helped:", "Lesson:", "Source: http"} {
+	for _, want := range []string{"Signals:", "1. ", "What they did:", "Lesson:", "Source: http"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -163,7 +163,7 @@ var words = map[cases.Lang]map[string]string{
 		"none":     "No similar case cleared the confidence floor.",
 		"why":      "Why",
 		"terms":    "terms",
-		"helped":   "What helped",
+		"helped":   "What they did",
 		"lesson":   "Lesson",
 		"source":   "Source",
 		"nothing":  "nothing recognised",
@@ -175,7 +175,7 @@ var words = map[cases.Lang]map[string]string{
 		"none":     "신뢰도 기준을 넘는 비슷한 사례가 없습니다.",
 		"why":      "매칭 이유",
 		"terms":    "일치한 단어",
-		"helped":   "도움이 된 조치",
+		"helped":   "그들이 한 조치",
 		"lesson":   "교훈",
 		"source":   "출처",
 		"nothing":  "인식한 신호 없음",
@@ -215,8 +215,11 @@ func printAnswer(w io.Writer, tax *cases.Taxonomy, ans *matcher.Answer) {
 		if len(why) > 0 {
 			fmt.Fprintf(w, "   %s: %s\n", t["why"], strings.Join(why, "; "))
 		}
-		if len(c.Remediation) > 0 {
-			fmt.Fprintf(w, "   %s: %s\n", t["helped"], c.Remediation[0].Text.In(ans.Lang))
+		for _, s := range c.Remediation {
+			if s.IsStated() { // what they did, never the writer's suggestion
+				fmt.Fprintf(w, "   %s: %s\n", t["helped"], s.Text.In(ans.Lang))
+				break
+			}
 		}
 		if !c.Lessons.Empty() {
 			fmt.Fprintf(w, "   %s: %s\n", t["lesson"], c.Lessons.In(ans.Lang))
