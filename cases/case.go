@@ -79,7 +79,7 @@ func (s Step) IsStated() bool { return s.Provenance != Suggested }
 // written by others about it.
 var SourceKinds = []string{
 	"official-postmortem", "official-status", "official-blog", "official-filing",
-	"government-report", "regulator", "news", "third-party-analysis", "personal-blog", "issue-tracker",
+	"government-report", "regulator", "news", "talk", "third-party-analysis", "personal-blog", "issue-tracker",
 }
 
 // Report values of a Source: whether it is the final account of the
