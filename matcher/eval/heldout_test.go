@@ -1,0 +1,118 @@
+package eval_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher/eval"
+)
+
+const heldoutPath = "../testdata/eval/heldout.jsonl"
+
+// heldoutSHA256 pins the held-out set. The set is frozen: it was written
+// before the matcher change that it measures, from the taxonomy's
+// definitions and the built-in cases' tags, without running the matcher on
+// it. It must not be edited, and its misses must not be inspected while the
+// matcher is tuned (the eval command reports it in aggregate only). A change
+// to it needs a new set written the same way, not an edit of this one.
+const heldoutSHA256 = "20dd09f15e180486bc9d523ee123a292a945b51b105bc46c6e364c07a5d7d235"
+
+// TestHeldoutFrozen fails when the held-out set changes.
+func TestHeldoutFrozen(t *testing.T) {
+	data, err := os.ReadFile(heldoutPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != heldoutSHA256 {
+		t.Fatalf("%s has SHA-256 %s, pinned %s: the held-out set is frozen; write a new set instead of editing it", heldoutPath, got, heldoutSHA256)
+	}
+}
+
+// TestHeldoutWellFormed checks that the held-out set measures what the
+// README says it does: at least 170 queries in five kinds, at least 50
+// Korean positive queries, gold tags that are taxonomy ids, gold cases that
+// exist in the built-in library, and for every positive query at least one
+// built-in case, other than its gold case, that counts as a hit.
+func TestHeldoutWellFormed(t *testing.T) {
+	qs, err := eval.Load(heldoutPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) < 170 {
+		t.Errorf("%d queries, want at least 170", len(qs))
+	}
+	tax := cases.DefaultTaxonomy()
+	set, err := cases.Builtin(tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(set)
+	kinds := map[string]int{}
+	koPositives, gold := 0, 0
+	seen := map[string]bool{}
+	for _, q := range qs {
+		if seen[q.ID] {
+			t.Errorf("query id %s used twice", q.ID)
+		}
+		seen[q.ID] = true
+		kinds[q.Kind]++
+		if q.Lang != "en" && q.Lang != "ko" {
+			t.Errorf("%s: lang %q, want en or ko", q.ID, q.Lang)
+		}
+		if q.Chatter() {
+			if len(q.Symptoms)+len(q.Components) > 0 || q.Case != "" {
+				t.Errorf("%s: chatter with gold tags or case", q.ID)
+			}
+			continue
+		}
+		if q.Lang == "ko" {
+			koPositives++
+		}
+		for _, id := range q.Symptoms {
+			if _, ok := tax.Lookup(cases.KindSymptom, id); !ok {
+				t.Errorf("%s: symptom %q is not a taxonomy id", q.ID, id)
+			}
+		}
+		for _, id := range q.Components {
+			if _, ok := tax.Lookup(cases.KindComponent, id); !ok {
+				t.Errorf("%s: component %q is not a taxonomy id", q.ID, id)
+			}
+		}
+		if len(q.Symptoms) == 0 || len(q.Components) == 0 {
+			t.Errorf("%s: a positive query needs gold symptoms and components", q.ID)
+		}
+		if q.Case != "" {
+			gold++
+			if _, ok := lib.Get(q.Case); !ok {
+				t.Errorf("%s: gold case %s is not in the built-in library", q.ID, q.Case)
+			}
+		}
+		n := 0
+		for _, c := range eval.Relevant(q, lib) {
+			if c.ID != q.Case {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no built-in case shares a gold symptom and a gold component", q.ID)
+		}
+	}
+	for _, k := range []string{"status", "report", "alert", "chat", "chatter"} {
+		if kinds[k] < 25 {
+			t.Errorf("%d %s queries, want at least 25", kinds[k], k)
+		}
+	}
+	if len(kinds) != 5 {
+		t.Errorf("kinds %v, want exactly status, report, alert, chat and chatter", kinds)
+	}
+	if koPositives < 50 {
+		t.Errorf("%d Korean positive queries, want at least 50", koPositives)
+	}
+	if gold < 20 {
+		t.Errorf("%d queries with a gold case, want at least 20", gold)
+	}
+}
