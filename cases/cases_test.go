@@ -104,14 +104,14 @@ func TestLoadDirectory(t *testing.T) {
 	// Each problem, as a user would read it, must name the file, the place,
 	// the case and the field.
 	wantProblems := []string{
-		"testdata/load/array.json:3: error: case load-arr-2: title: missing",
-		"testdata/load/array.json:4:92: error: case load-arr-3: symptoms: is a JSON string, want a list",
-		"testdata/load/array.json:5: error: case load-arr-4: timeline.detected_after: \"3 hours\" is not a duration",
-		"testdata/load/lines.jsonl:3: error: case load-line-2: date: date \"yesterday\" is not YYYY-MM-DD",
+		"testdata/load/array.json:3:24: error: case load-arr-2: title: missing",
+		"testdata/load/array.json:4:66: error: case load-arr-3: symptoms: is a JSON string, want a list",
+		"testdata/load/array.json:5:125: error: case load-arr-4: timeline.detected_after: \"3 hours\" is not a duration",
+		"testdata/load/lines.jsonl:3:96: error: case load-line-2: date: date \"yesterday\" is not YYYY-MM-DD",
 		"testdata/load/lines.jsonl:4:53: error: invalid JSON",
-		"testdata/load/lines.jsonl:5: warning: case load-line-4: symptoms: \"made-up-symptom\" is not in the taxonomy",
-		"testdata/load/nested/broken.yaml:3:",
-		"testdata/load/one.json:1: error: case load-one: id: duplicate id: also defined in testdata/load/nested/dup.json",
+		"testdata/load/lines.jsonl:5:145: warning: case load-line-4: symptoms[1]: \"made-up-symptom\" is not in the taxonomy",
+		"testdata/load/nested/broken.yaml:3:7: error: invalid YAML",
+		"testdata/load/one.json:1:2: error: case load-one: id: duplicate id: also defined in testdata/load/nested/dup.json",
 	}
 	var got []string
 	for _, p := range set.Problems {
@@ -253,6 +253,11 @@ func FuzzParse(f *testing.F) {
 			if _, err := json.Marshal(p.Case); err != nil {
 				t.Errorf("a parsed case does not marshal: %v", err)
 			}
+			for _, pr := range p.Problems {
+				if pr.Msg == "" || pr.Line == 0 {
+					t.Errorf("case problem without message or line: %+v", pr)
+				}
+			}
 		}
 		for _, p := range problems {
 			if p.Msg == "" || p.Severity != cases.Error {
@@ -260,4 +265,99 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestValidationReportsEverythingOnce is the user's side of validation: one
+// run names every problem of a file with its line, column, case and field,
+// suggests the field that was meant, and reads plain strings as text.
+func TestValidationReportsEverythingOnce(t *testing.T) {
+	tax := cases.DefaultTaxonomy()
+	set, err := cases.Load("testdata/validate", tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range set.Problems {
+		got = append(got, p.String())
+	}
+	want := []string{
+		`testdata/validate/many.yaml:7:3: warning: case ledger-2025-06-02: summary.kr: unknown field: did you mean "ko"?`,
+		`testdata/validate/many.yaml:8:1: warning: case ledger-2025-06-02: symtoms_text: unknown field: did you mean "symptoms_text"?`,
+		`testdata/validate/many.yaml:9:26: warning: case ledger-2025-06-02: symptoms[1]: "timeouts" is not in the taxonomy`,
+		`testdata/validate/many.yaml:10:1: error: case ledger-2025-06-02: components: is a JSON string, want a list`,
+		`testdata/validate/many.yaml:13:5: error: case ledger-2025-06-02: remediation[1].text: is a JSON number, want text`,
+		`testdata/validate/many.yaml:16:3: error: case ledger-2025-06-02: timeline.detected_after: "9 minutes" is not a duration`,
+		`testdata/validate/korean.yaml:5:1: warning: case 정산-2025-07-11: symptom: unknown field: did you mean "symptoms"?`,
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {
+			t.Errorf("no problem starting\n  %s\nin:\n  %s", w, strings.Join(got, "\n  "))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d problems, want %d:\n  %s", len(got), len(want), strings.Join(got, "\n  "))
+	}
+	// The Korean case loads with no English at all: its plain-string title
+	// and summary are Korean text.
+	if len(set.Cases) != 1 {
+		t.Fatalf("loaded %d cases, want the Korean one", len(set.Cases))
+	}
+	c := set.Cases[0]
+	if c.Title.Ko == "" || c.Title.En != "" || c.Summary.Ko == "" {
+		t.Errorf("plain Korean strings not read as Korean: title %+v summary %+v", c.Title, c.Summary)
+	}
+}
+
+func TestPlainStringIsEnglishOrKorean(t *testing.T) {
+	for in, want := range map[string]cases.Text{
+		`"Disk full on db-3"`:           {En: "Disk full on db-3"},
+		`"db-3 디스크가 가득 찼다"`:             {Ko: "db-3 디스크가 가득 찼다"},
+		`{"en": "Disk full", "ko": ""}`: {En: "Disk full"},
+	} {
+		var got cases.Text
+		if err := json.Unmarshal([]byte(in), &got); err != nil || got != want {
+			t.Errorf("%s -> %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+}
+
+func TestLoadSaysWhatItSkipped(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"ok.yaml":           "id: ok\ntitle: Fine\nsummary: A disk filled\ndate: 2024-01-01\n",
+		"postmortem.md":     "# Disk filled\n",
+		"export.html":       "<h1>Disk filled</h1>",
+		"diagram.png":       "\x89PNG",
+		".git/config":       "[core]",
+		"nested/other.json": `{"id": "other", "title": "Other", "summary": "x", "date": "2024"}`,
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := cases.Load(dir, cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Cases) != 2 || len(set.Problems) != 0 {
+		t.Errorf("cases %d, problems %v", len(set.Cases), set.Problems)
+	}
+	got := map[string]string{}
+	for _, s := range set.Skipped {
+		got[strings.TrimPrefix(s.File, dir+string(filepath.Separator))] = s.Reason
+	}
+	for file, reason := range map[string]string{
+		"postmortem.md": "incidentbot cases import",
+		"export.html":   "incidentbot cases import",
+		"diagram.png":   "not a case file",
+		".git":          "hidden directory",
+	} {
+		if !strings.Contains(got[file], reason) {
+			t.Errorf("skip of %s: %q, want it to say %q (all: %v)", file, got[file], reason, got)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package cases
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -76,6 +75,24 @@ type Set struct {
 	Cases    []*Case
 	Files    map[string]string // case id -> file it came from
 	Problems []Problem
+	Skipped  []Skip // files and directories of a directory that were not read
+}
+
+// Skip is a file or directory the loader passed over, and why.
+type Skip struct {
+	File   string
+	Reason string
+}
+
+// postmortemExts are endings of documents that cases import turns into cases.
+var postmortemExts = []string{".md", ".markdown", ".html", ".htm", ".txt"}
+
+// skipReason says why a file that is not a case file is not read.
+func skipReason(name string) string {
+	if slices.Contains(postmortemExts, strings.ToLower(path.Ext(name))) {
+		return "a document, not a case file: turn it into one with: incidentbot cases import " + name
+	}
+	return "not a case file: cases are read from .json, .jsonl, .ndjson, .yaml and .yml files"
 }
 
 // Errors counts the source's problems of severity Error.
@@ -110,6 +127,9 @@ func Load(p string, tax *Taxonomy) (*Set, error) {
 		return nil, fmt.Errorf("load cases: %w", err)
 	}
 	if !info.IsDir() {
+		if !IsCaseFile(p) {
+			return &Set{Name: p, Files: map[string]string{}, Skipped: []Skip{{File: p, Reason: skipReason(p)}}}, nil
+		}
 		data, err := readLimited(os.DirFS(filepath.Dir(p)), filepath.Base(p))
 		if err != nil {
 			return nil, fmt.Errorf("load cases: %w", err)
@@ -140,11 +160,13 @@ func LoadFS(fsys fs.FS, root, name string, tax *Taxonomy) (*Set, error) {
 		}
 		if d.IsDir() {
 			if p != root && strings.HasPrefix(d.Name(), ".") {
+				src.Skipped = append(src.Skipped, Skip{File: display, Reason: "hidden directory"})
 				return fs.SkipDir
 			}
 			return nil
 		}
 		if !IsCaseFile(p) {
+			src.Skipped = append(src.Skipped, Skip{File: display, Reason: skipReason(display)})
 			return nil
 		}
 		data, err := readLimited(fsys, p)
@@ -180,41 +202,79 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 // addFile parses one file and adds its valid cases to the source.
 func (s *Set) addFile(file string, data []byte, tax *Taxonomy) {
 	parsed, problems := Parse(file, data)
-	s.Problems = append(s.Problems, problems...)
+	var fileProbs []Problem
+	fileProbs = append(fileProbs, problems...)
 	for _, pc := range parsed {
-		ps := Validate(pc.Case, tax)
-		bad := false
-		for i := range ps {
-			ps[i].File = file
-			if ps[i].Line == 0 {
-				ps[i].Line = pc.Line
+		ps := slices.Clone(pc.Problems)
+		for _, vp := range Validate(pc.Case, tax) {
+			if slices.ContainsFunc(pc.Problems, func(p Problem) bool {
+				return p.Severity == Error && (p.Field == vp.Field || strings.HasPrefix(p.Field, vp.Field+".") || strings.HasPrefix(p.Field, vp.Field+"["))
+			}) {
+				continue // the field could not be read; that is already said
 			}
-			bad = bad || ps[i].Severity == Error
+			vp.File = file
+			pc.locate(&vp)
+			ps = append(ps, vp)
 		}
 		if prev, dup := s.Files[pc.Case.ID]; dup && pc.Case.ID != "" {
-			ps = append(ps, Problem{Severity: Error, File: file, Line: pc.Line, CaseID: pc.Case.ID, Field: "id",
-				Msg: fmt.Sprintf("duplicate id: also defined in %s; give one of them another id", prev)})
-			bad = true
+			p := Problem{Severity: Error, File: file, CaseID: pc.Case.ID, Field: "id",
+				Msg: fmt.Sprintf("duplicate id: also defined in %s; give one of them another id", prev)}
+			pc.locate(&p)
+			ps = append(ps, p)
 		}
-		s.Problems = append(s.Problems, ps...)
+		bad := slices.ContainsFunc(ps, func(p Problem) bool { return p.Severity == Error })
+		fileProbs = append(fileProbs, ps...)
 		if !bad {
 			s.Cases = append(s.Cases, pc.Case)
 			s.Files[pc.Case.ID] = file
 		}
 	}
+	slices.SortStableFunc(fileProbs, func(a, b Problem) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+	s.Problems = append(s.Problems, fileProbs...)
 }
 
-// Parsed is a case as read from a file, with the line it starts on.
+// Parsed is a case as read from a file, with the line it starts on and the
+// problems found while reading it. A case with a problem of severity Error
+// must not be used.
 type Parsed struct {
-	Case *Case
-	Line int
+	Case     *Case
+	Line     int
+	Problems []Problem
+
+	idx   int // index of the case in its file
+	start pos
+	pos   positions
 }
+
+// locate fills in a problem's line and column from its field.
+func (pc *Parsed) locate(p *Problem) { pc.pos.locate(p, pc.start) }
 
 // Parse reads the cases in one file's contents: a JSON object, a JSON array of
 // objects, JSON lines, or YAML (one case or a list), chosen by the file name's
-// ending. It never panics; what it cannot read it reports as problems, and
-// one bad case in an array or JSON-lines file does not stop the others.
+// ending. It never panics. Problems that concern one case (every wrong value
+// and unknown field of it, each with its line and column) are in that case's
+// Parsed; problems with the file as a whole, or with an element that is not a
+// case object, are returned beside. One bad case in an array, a list or a
+// JSON-lines file does not stop the others.
 func Parse(file string, data []byte) ([]Parsed, []Problem) {
+	parsed, probs := parse(file, data)
+	var out []Parsed
+	for _, pc := range parsed {
+		if pc.Case == nil {
+			probs = append(probs, pc.Problems...)
+			continue
+		}
+		out = append(out, pc)
+	}
+	return out, probs
+}
+
+func parse(file string, data []byte) ([]Parsed, []Problem) {
 	fail := func(line, col int, field, msg string) []Problem {
 		return []Problem{{Severity: Error, File: file, Line: line, Column: col, Field: field, Msg: msg}}
 	}
@@ -233,34 +293,43 @@ func Parse(file string, data []byte) ([]Parsed, []Problem) {
 			}
 			return nil, fail(0, 0, "", "invalid YAML: "+err.Error())
 		}
-		// Line numbers in YAML files refer to the YAML, not the JSON made from it.
+		// Line numbers in YAML files refer to the YAML, not the JSON made
+		// from it: place every problem again by its field.
 		cs, ps := parseJSON(file, js)
-		for i := range cs {
-			cs[i].Line = 0
-		}
 		for i := range ps {
 			ps[i].Line, ps[i].Column = 0, 0
+		}
+		ycs := yamlPositions(data)
+		for i := range cs {
+			pc := &cs[i]
+			pc.pos, pc.start, pc.Line = positions{}, pos{}, 0
+			if pc.idx < len(ycs) {
+				pc.pos, pc.start, pc.Line = ycs[pc.idx].pos, ycs[pc.idx].start, ycs[pc.idx].start.line
+			}
+			for j := range pc.Problems {
+				pc.Problems[j].Line, pc.Problems[j].Column = 0, 0
+				pc.locate(&pc.Problems[j])
+			}
 		}
 		return cs, ps
 	case ".jsonl", ".ndjson":
 		var out []Parsed
-		var probs []Problem
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, MaxFileSize)
-		for n := 1; sc.Scan(); n++ {
-			line := bytes.TrimSpace(sc.Bytes())
+		rest, off := data, 0
+		for n := 1; len(rest) > 0; n++ {
+			raw, after, _ := bytes.Cut(rest, []byte("\n"))
+			lineStart := off
+			off += len(raw) + 1
+			rest = after
+			line := bytes.TrimSpace(raw)
 			if len(line) == 0 {
 				continue
 			}
-			c, p := decodeCase(file, line, line, 0)
-			if p != nil {
-				p.Line = n
-				probs = append(probs, *p)
-				continue
-			}
-			out = append(out, Parsed{Case: c, Line: n})
+			lead := bytes.Index(raw, line)
+			pc := decodeCase(file, line, data, lineStart+lead)
+			pc.idx = n - 1
+			out = append(out, pc)
 		}
-		return out, probs
+		return out, nil
 	default:
 		return parseJSON(file, data)
 	}
@@ -272,11 +341,7 @@ func parseJSON(file string, data []byte) ([]Parsed, []Problem) {
 		return nil, []Problem{{Severity: Error, File: file, Msg: "file is empty: write a case object or an array of them"}}
 	}
 	if trimmed[0] != '[' {
-		c, p := decodeCase(file, data, data, 0)
-		if p != nil {
-			return nil, []Problem{*p}
-		}
-		return []Parsed{{Case: c, Line: 1}}, nil
+		return []Parsed{decodeCase(file, data, data, 0)}, nil
 	}
 	// An array: decode element by element so one bad case does not hide the rest.
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -285,7 +350,7 @@ func parseJSON(file string, data []byte) ([]Parsed, []Problem) {
 	}
 	var out []Parsed
 	var probs []Problem
-	for dec.More() {
+	for i := 0; dec.More(); i++ {
 		start := int(dec.InputOffset())
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
@@ -295,13 +360,9 @@ func parseJSON(file string, data []byte) ([]Parsed, []Problem) {
 		for start < len(data) && (data[start] == ',' || isSpace(data[start])) {
 			start++
 		}
-		c, p := decodeCase(file, raw, data, start)
-		line, _ := position(data, start)
-		if p != nil {
-			probs = append(probs, *p)
-			continue
-		}
-		out = append(out, Parsed{Case: c, Line: line})
+		pc := decodeCase(file, raw, data, start)
+		pc.idx = i
+		out = append(out, pc)
 	}
 	if _, err := dec.Token(); err != nil {
 		probs = append(probs, jsonProblem(file, data, 0, err))
@@ -312,23 +373,22 @@ func parseJSON(file string, data []byte) ([]Parsed, []Problem) {
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 // decodeCase decodes one case object; whole is the file it is part of and
-// base its offset there, for line numbers.
-func decodeCase(file string, data, whole []byte, base int) (*Case, *Problem) {
-	var c Case
-	if err := json.Unmarshal(data, &c); err != nil {
-		p := jsonProblem(file, whole, base, err)
-		// Name the case if its id can still be read.
-		var idOnly struct {
-			ID any `json:"id"`
-		}
-		if json.Unmarshal(data, &idOnly) == nil {
-			if s, ok := idOnly.ID.(string); ok {
-				p.CaseID = s
-			}
-		}
-		return nil, &p
+// base its offset there, for lines and columns. The result has a nil Case
+// when data is not a case object at all.
+func decodeCase(file string, data, whole []byte, base int) Parsed {
+	l, c := position(whole, base)
+	pc := Parsed{Line: l, start: pos{l, c}}
+	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+		pc.Problems = []Problem{jsonProblem(file, whole, base, err)}
+		return pc
 	}
-	return &c, nil
+	pc.pos = jsonPositions(data, whole, base)
+	pc.Case, pc.Problems = decodeLenient(data)
+	for i := range pc.Problems {
+		pc.Problems[i].File = file
+		pc.locate(&pc.Problems[i])
+	}
+	return pc
 }
 
 // jsonProblem turns a decoding error into a problem with line, column and

@@ -54,7 +54,7 @@ func Validate(c *Case, tax *Taxonomy) []Problem {
 	}{{"remediation", c.Remediation}, {"action_items", c.ActionItems}} {
 		for i, s := range list.steps {
 			if s.Text.Empty() {
-				add(Warning, fmt.Sprintf("%s[%d].text", list.name, i), "has no text")
+				add(Warning, fmt.Sprintf("%s[%d].text", list.name, i), "is empty: write what was done in en or ko, or remove the step")
 			}
 			if s.Provenance != "" && s.Provenance != Stated && s.Provenance != Suggested {
 				add(Error, fmt.Sprintf("%s[%d].provenance", list.name, i), "%q: write %q (the organisation said it) or %q (the writer's own reading)", s.Provenance, Stated, Suggested)
@@ -79,9 +79,13 @@ func Validate(c *Case, tax *Taxonomy) []Problem {
 
 func checkTags(tax *Taxonomy, kind Kind, ids []string, add func(Severity, string, string, ...any)) {
 	seen := map[string]bool{}
-	for _, id := range ids {
+	for i, id := range ids {
+		field := kind.Field()
+		if kind != KindRootCause {
+			field = fmt.Sprintf("%s[%d]", field, i)
+		}
 		if seen[id] {
-			add(Warning, kind.Field(), "%q is listed twice", id)
+			add(Warning, field, "%q is listed twice", id)
 			continue
 		}
 		seen[id] = true
@@ -89,9 +93,9 @@ func checkTags(tax *Taxonomy, kind Kind, ids []string, add func(Severity, string
 			continue
 		}
 		if kinds := tax.KindsOf(id); len(kinds) > 0 {
-			add(Warning, kind.Field(), "%q is a %s id, not a %s: move it to %s", id, kinds[0], kind, kinds[0].Field())
+			add(Warning, field, "%q is a %s id, not a %s: move it to %s", id, kinds[0], kind, kinds[0].Field())
 			continue
 		}
-		add(Warning, kind.Field(), "%q is not in the taxonomy: it stays searchable as text; use a taxonomy id if one fits (incidentbot cases stats lists them)", id)
+		add(Warning, field, "%q is not in the taxonomy: it stays searchable as text; use a taxonomy id if one fits (incidentbot cases stats lists them)", id)
 	}
 }

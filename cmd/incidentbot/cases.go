@@ -187,9 +187,13 @@ func casesValidate(args []string, e env) error {
 		}
 		sets = append(sets, s)
 	}
-	var nErr, nWarn, nCases int
+	var nErr, nWarn, nCases, nSkipped int
 	for _, s := range sets {
 		nCases += len(s.Cases)
+		for _, sk := range s.Skipped {
+			fmt.Fprintf(e.stdout, "%s: skipped: %s\n", sk.File, sk.Reason)
+			nSkipped++
+		}
 		for _, p := range s.Problems {
 			fmt.Fprintln(e.stdout, p.String())
 			if p.Severity == cases.Error {
@@ -199,7 +203,11 @@ func casesValidate(args []string, e env) error {
 			}
 		}
 	}
-	fmt.Fprintf(e.stdout, "%d cases loaded; %d errors, %d warnings\n", nCases, nErr, nWarn)
+	fmt.Fprintf(e.stdout, "%d cases loaded; %d errors, %d warnings", nCases, nErr, nWarn)
+	if nSkipped > 0 {
+		fmt.Fprintf(e.stdout, "; %d files skipped", nSkipped)
+	}
+	fmt.Fprintln(e.stdout)
 	if nErr > 0 {
 		return errInvalid
 	}

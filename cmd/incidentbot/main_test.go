@@ -153,11 +153,13 @@ func TestValidateReportsProblems(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"id": "x", "title": {"en": "t"}, "summary": {"en": "s"}, "date": "soon"}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("id: [\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "ok.yaml"), []byte("id: ok\ntitle: {en: fine}\nsummary: {en: a disk filled}\ndate: 2024-01-01\nsymptoms: [disk-full, made-up]\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# Disk filled\n"), 0o644)
 	code, out, _ := runCmd(t, "", nil, "cases", "validate", dir)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	for _, want := range []string{"bad.json:1: error: case x: date:", "broken.yaml:", "ok.yaml: warning: case ok: symptoms: \"made-up\"", "1 cases loaded; 2 errors, 1 warnings"} {
+	for _, want := range []string{"bad.json:1:59: error: case x: date:", "broken.yaml:", "ok.yaml:5:23: warning: case ok: symptoms[1]: \"made-up\"",
+		"notes.md: skipped: a document, not a case file: turn it into one with: incidentbot cases import", "1 cases loaded; 2 errors, 1 warnings; 1 files skipped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
