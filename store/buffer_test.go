@@ -155,9 +155,12 @@ func TestBufferedRetriesUntilWritten(t *testing.T) {
 	})
 }
 
-func TestBufferedGivesUpOnFailingStore(t *testing.T) {
+// errRejected is a store refusing a write for its values.
+var errRejected = fmt.Errorf("%w: value too long for type character varying(64)", store.ErrRejected)
+
+func TestBufferedGivesUpOnRejectedWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := &fakeStore{attempted: make(chan struct{}, 100), fail: func(context.Context, int) error { return errDown }}
+		fake := &fakeStore{attempted: make(chan struct{}, 100), fail: func(context.Context, int) error { return errRejected }}
 		b, logs := newBuffered(fake, store.BufferOptions{Retries: 2, Backoff: time.Second})
 		stop := start(t, b)
 		defer stop()
@@ -184,7 +187,7 @@ func TestBufferedGivesUpOnFailingStore(t *testing.T) {
 			t.Errorf("Healthy %v, Dropped %d, Pending %d; want false, 2, 0", b.Healthy(), b.Dropped(), b.Pending())
 		}
 		out := logs.String()
-		for _, want := range []string{"level=ERROR", "kind=suggestion", "kind=feedback", `err="database is down"`} {
+		for _, want := range []string{"level=ERROR", "kind=suggestion", "kind=feedback", "value too long", `reason="rejected by the store"`} {
 			if !strings.Contains(out, want) {
 				t.Errorf("log lacks %s:\n%s", want, out)
 			}
@@ -192,28 +195,114 @@ func TestBufferedGivesUpOnFailingStore(t *testing.T) {
 	})
 }
 
-func TestBufferedHealthyAgain(t *testing.T) {
+// downFor is a fail func for a store that is away for d from began.
+func downFor(began time.Time, d time.Duration) func(context.Context, int) error {
+	return func(context.Context, int) error {
+		if time.Since(began) < d {
+			return errDown
+		}
+		return nil
+	}
+}
+
+// TestBufferedRidesOutOutage: the database is away for 100 s while the bot
+// keeps suggesting, one suggestion a second; with the default options
+// nothing is lost, order is kept, and writing resumes within the 30 s
+// backoff cap of the store coming back.
+func TestBufferedRidesOutOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := &fakeStore{fail: func(_ context.Context, attempt int) error {
-			if attempt == 1 {
-				return errDown
-			}
-			return nil
-		}}
-		b, _ := newBuffered(fake, store.BufferOptions{Retries: -1})
+		began := time.Now()
+		fake := &fakeStore{fail: downFor(began, 100*time.Second)}
+		b, logs := newBuffered(fake, store.BufferOptions{})
 		stop := start(t, b)
 		defer stop()
 
-		b.RecordSuggestionAsync(store.Suggestion{Key: "s1"})
-		synctest.Wait()
-		if b.Healthy() || b.Dropped() != 1 {
-			t.Errorf("after a failed write with no retries: Healthy %v, Dropped %d; want false, 1", b.Healthy(), b.Dropped())
+		var want []string
+		for i := range 120 {
+			key := fmt.Sprint("s", i)
+			want = append(want, key)
+			b.RecordSuggestionAsync(store.Suggestion{Key: key})
+			time.Sleep(time.Second)
+			if i == 50 && b.Healthy() {
+				t.Error("Healthy during the outage")
+			}
 		}
-		b.RecordSuggestionAsync(store.Suggestion{Key: "s2"})
+		time.Sleep(30 * time.Second) // the longest backoff
 		synctest.Wait()
-		if !b.Healthy() {
-			t.Error("after a write succeeded, Healthy = false")
+		if _, written := fake.result(); !reflect.DeepEqual(written, want) {
+			t.Errorf("written %d of %d suggestions (%q…), want all, in order", len(written), len(want), written[:min(3, len(written))])
 		}
+		if b.Dropped() != 0 || b.Pending() != 0 || !b.Healthy() {
+			t.Errorf("Dropped %d, Pending %d, Healthy %v; want 0, 0, true", b.Dropped(), b.Pending(), b.Healthy())
+		}
+		if strings.Contains(logs.String(), "level=ERROR") {
+			t.Errorf("an outage the buffer rode out was logged as an error:\n%s", logs)
+		}
+	})
+}
+
+// TestBufferedOutageLimits shows the default bounds: writes older than 10
+// minutes, and the oldest past 10,000 writes or 32 MiB of text, are given
+// up, counted and logged.
+func TestBufferedOutageLimits(t *testing.T) {
+	t.Run("10 minutes", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			began := time.Now()
+			fake := &fakeStore{fail: downFor(began, 11*time.Minute)}
+			b, logs := newBuffered(fake, store.BufferOptions{})
+			stop := start(t, b)
+			defer stop()
+			for i := range 12 { // one a minute, from 0 to 11 minutes
+				b.RecordSuggestionAsync(store.Suggestion{Key: fmt.Sprint("m", i)})
+				time.Sleep(time.Minute)
+			}
+			synctest.Wait()
+			_, written := fake.result()
+			// Written at 11m + up to 30s: m0 (queued at 0) is older than
+			// 10m by then, and so is m1 (1m); m2 on are younger.
+			if want := []string{"m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10", "m11"}; !reflect.DeepEqual(written, want) {
+				t.Errorf("written %q, want %q", written, want)
+			}
+			if b.Dropped() != 2 || strings.Count(logs.String(), `reason="too old"`) != 2 {
+				t.Errorf("Dropped %d, want 2, each logged as too old:\n%s", b.Dropped(), logs)
+			}
+		})
+	})
+	t.Run("10000 writes", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			fake := &fakeStore{fail: func(context.Context, int) error { return errDown }}
+			b, logs := newBuffered(fake, store.BufferOptions{})
+			stop := start(t, b)
+			defer stop()
+			for i := range 10005 {
+				b.RecordSuggestionAsync(store.Suggestion{Key: fmt.Sprint("s", i)})
+			}
+			synctest.Wait()
+			// One write is being tried; 10,000 wait behind it.
+			if b.Dropped() != 4 || b.Pending() != 10001 {
+				t.Errorf("Dropped %d, Pending %d; want 4, 10001", b.Dropped(), b.Pending())
+			}
+			if n := strings.Count(logs.String(), "queue full"); n != 4 {
+				t.Errorf("%d drops logged, want 4", n)
+			}
+		})
+	})
+	t.Run("32 MiB", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			fake := &fakeStore{fail: func(context.Context, int) error { return errDown }}
+			b, _ := newBuffered(fake, store.BufferOptions{})
+			stop := start(t, b)
+			defer stop()
+			query := strings.Repeat("x", 16<<10) // a thread's text is kept up to 16 KiB
+			for i := range 3000 {
+				b.RecordFeedbackAsync(store.Feedback{User: fmt.Sprint("U", i), Query: query})
+			}
+			synctest.Wait()
+			// 32 MiB holds fewer than 2048 votes of 16 KiB, and not much fewer.
+			if p := b.Pending(); p >= 2048 || p < 1900 || int64(p)+b.Dropped() != 3000 {
+				t.Errorf("Pending %d, Dropped %d; want under 2048 (32 MiB) waiting, the rest dropped", p, b.Dropped())
+			}
+		})
 	})
 }
 

@@ -11,8 +11,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrRejected marks an error of a write the store refused for what it
+// holds (a value out of range, a broken constraint), as opposed to a store
+// that is away, full or slow. Trying the same write again will not help.
+var ErrRejected = errors.New("the store rejected the values")
 
 // Source is what started a suggestion.
 type Source string

@@ -152,7 +152,13 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	owner := replicaName(e)
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "incidentbot_activity_writes_dropped_total",
+			Help: "Suggestions and votes given up: the write buffer was full, they waited too long, or the store rejected them."},
+			func() float64 { return float64(buffered.Dropped()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidentbot_activity_writes_pending",
+			Help: "Suggestions and votes waiting in the write buffer."},
+			func() float64 { return float64(buffered.Pending()) }))
 	dg := &digests{now: time.Now}
 	b, err := bot.New(m, bot.Options{
 		AppToken:        appToken,

@@ -148,7 +148,7 @@ func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error
 		sg.Key, sg.Time, sg.Channel, sg.Private, sg.Thread, string(sg.Source), sg.Lang,
 		array(sg.Symptoms), array(sg.Components), cases)
 	if err != nil {
-		return fmt.Errorf("record suggestion %s: %w", sg.Key, err)
+		return fmt.Errorf("record suggestion %s: %w", sg.Key, rejected(err))
 	}
 	return nil
 }
@@ -163,9 +163,20 @@ func (s *Store) RecordFeedback(ctx context.Context, f store.Feedback) (bool, err
 		WHERE feedback.vote <> excluded.vote`,
 		f.Channel, f.Message, f.CaseID, f.User, f.Time, f.Private, string(f.Vote), f.Query)
 	if err != nil {
-		return false, fmt.Errorf("record feedback on %s: %w", f.CaseID, err)
+		return false, fmt.Errorf("record feedback on %s: %w", f.CaseID, rejected(err))
 	}
 	return tag.RowsAffected() > 0, nil
+}
+
+// rejected marks errors PostgreSQL raises for the values of a write (data
+// exceptions, class 22, and integrity violations, class 23) with
+// store.ErrRejected: trying again will not help.
+func rejected(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")) {
+		return fmt.Errorf("%w: %w", store.ErrRejected, err)
+	}
+	return err
 }
 
 // Suggestions implements store.Store.

@@ -133,6 +133,21 @@ func isBusy(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == 5 // SQLITE_BUSY and its extended codes
 }
 
+// rejected marks errors SQLite raises for the values of a write
+// (SQLITE_TOOBIG, SQLITE_CONSTRAINT, SQLITE_MISMATCH) with
+// store.ErrRejected: trying again will not help. A full disk is not one of
+// them.
+func rejected(err error) error {
+	var se *sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case 18, 19, 20:
+			return fmt.Errorf("%w: %w", store.ErrRejected, err)
+		}
+	}
+	return err
+}
+
 // migrate applies the embedded migrations that the database lacks, each in
 // its own BEGIN IMMEDIATE transaction, so processes opening the file at once
 // apply each exactly once.
@@ -206,7 +221,7 @@ func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error
 		ON CONFLICT (key) DO NOTHING`,
 		sg.Key, micros(sg.Time), sg.Channel, sg.Private, sg.Thread, string(sg.Source), sg.Lang, symptoms, components, cases)
 	if err != nil {
-		return fmt.Errorf("record suggestion %s: %w", sg.Key, err)
+		return fmt.Errorf("record suggestion %s: %w", sg.Key, rejected(err))
 	}
 	return nil
 }
@@ -221,7 +236,7 @@ func (s *Store) RecordFeedback(ctx context.Context, f store.Feedback) (bool, err
 		WHERE feedback.vote <> excluded.vote`,
 		f.Channel, f.Message, f.CaseID, f.User, micros(f.Time), f.Private, string(f.Vote), f.Query)
 	if err != nil {
-		return false, fmt.Errorf("record feedback on %s: %w", f.CaseID, err)
+		return false, fmt.Errorf("record feedback on %s: %w", f.CaseID, rejected(err))
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
