@@ -12,15 +12,19 @@ import (
 
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/digest"
+	"github.com/incidentbot/incidentbot/internal/pgtest"
 	"github.com/incidentbot/incidentbot/store"
+	"github.com/incidentbot/incidentbot/store/postgres"
 	"github.com/incidentbot/incidentbot/store/sqlite"
 )
 
 // poster records the digests it is asked to post.
 type poster struct {
-	mu    sync.Mutex
-	posts []posted
-	fail  int // fail this many posts first
+	mu        sync.Mutex
+	posts     []posted
+	fail      int       // fail this many posts first
+	downUntil time.Time // fail every post before this time: a Slack outage
+	tried     int       // posts asked for, failed or not
 }
 
 type posted struct {
@@ -32,6 +36,10 @@ type posted struct {
 func (p *poster) PostDigest(_ context.Context, channel string, d *digest.Digest) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.tried++
+	if time.Now().Before(p.downUntil) {
+		return "", fmt.Errorf("slack is down")
+	}
 	if p.fail > 0 {
 		p.fail--
 		return "", fmt.Errorf("slack said no")
@@ -176,49 +184,220 @@ func TestMissedRunBeyondGraceSkipped(t *testing.T) {
 	})
 }
 
-func TestTwoRunsForOneWeekPostOnce(t *testing.T) {
-	st := openStore(t)
-	defer st.Close()
-	p := &poster{}
-	tg := target(t, "C1")
-	run := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	posted := 0
-	for i := range 4 {
-		s := newScheduler(t, st, p, fmt.Sprintf("replica-%d", i), tg)
-		wg.Go(func() {
-			ok, err := s.Post(context.Background(), tg, run.Add(time.Duration(i)*time.Second))
-			if err != nil {
-				t.Error(err)
+// TestSchedulersReleasedTogetherPostOnce contests the digest claim: four
+// replicas, each with its own handle on one shared store, load everything
+// they need, wait at a barrier and are released together to post the same
+// week's digest. Over many weeks, each is posted exactly once.
+func TestSchedulersReleasedTogetherPostOnce(t *testing.T) {
+	for _, backend := range []struct {
+		name string
+		open func(t *testing.T) func() digest.Store
+	}{
+		{"sqlite", func(t *testing.T) func() digest.Store {
+			path := filepath.Join(t.TempDir(), "activity.db")
+			return func() digest.Store {
+				s, err := sqlite.Open(context.Background(), path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
 			}
-			if ok {
-				mu.Lock()
-				posted++
-				mu.Unlock()
+		}},
+		{"postgres", func(t *testing.T) func() digest.Store {
+			url := pgtest.Schema(t, "digest")
+			return func() digest.Store {
+				s, err := postgres.Open(context.Background(), url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+		}},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			open := backend.open(t)
+			const replicas, weeks = 4, 15
+			p := &poster{}
+			tg := target(t, "C1")
+			lib := library(t)
+			var scheds []*digest.Scheduler
+			for i := range replicas {
+				scheds = append(scheds, digest.New(digest.Options{Targets: []digest.Target{tg}, Store: open(), Poster: p,
+					Owner: fmt.Sprintf("replica-%d", i), Library: func() *cases.Library { return lib }, Backoff: 5 * time.Millisecond}))
+			}
+			first := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+			for w := range weeks {
+				run := first.AddDate(0, 0, 7*w)
+				gate := make(chan struct{})
+				var ready, wg sync.WaitGroup
+				reported := make([]bool, replicas)
+				for i, s := range scheds {
+					ready.Add(1)
+					wg.Go(func() {
+						ready.Done()
+						<-gate
+						ok, err := s.Post(context.Background(), tg, run)
+						if err != nil {
+							t.Error(err)
+						}
+						reported[i] = ok
+					})
+				}
+				ready.Wait()
+				close(gate)
+				wg.Wait()
+				n := 0
+				for _, ok := range reported {
+					if ok {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Errorf("week of %s: %d schedulers report posting it, want 1", run.Format("2006-01-02"), n)
+				}
+			}
+			perWeek := map[string]int{}
+			for _, ps := range p.all() {
+				perWeek[ps.d.Week.Key]++
+			}
+			if len(perWeek) != weeks {
+				t.Errorf("%d weeks posted, want %d", len(perWeek), weeks)
+			}
+			for wk, n := range perWeek {
+				if n != 1 {
+					t.Errorf("week %s posted %d times by %d schedulers released together", wk, n, replicas)
+				}
 			}
 		})
-	}
-	wg.Wait()
-	if posted != 1 || len(p.all()) != 1 {
-		t.Errorf("%d posts (%d reported), want 1", len(p.all()), posted)
 	}
 }
 
 func TestFailedPostIsRetried(t *testing.T) {
-	st := openStore(t)
-	defer st.Close()
-	p := &poster{fail: 2}
-	tg := target(t, "C1")
-	s := newScheduler(t, st, p, "r1", tg)
-	ok, err := s.Post(context.Background(), tg, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-	if err != nil || !ok || len(p.all()) != 1 {
-		t.Fatalf("ok=%v err=%v posts=%d", ok, err, len(p.all()))
-	}
-	rec, posted, err := st.DigestPosted(context.Background(), "C1", "2026-W48")
-	if err != nil || !posted || rec.MessageTS == "" {
-		t.Errorf("not recorded as posted: %+v %v %v", rec, posted, err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		st := openStore(t)
+		defer st.Close()
+		p := &poster{fail: 2}
+		tg := target(t, "C1")
+		s := newScheduler(t, st, p, "r1", tg)
+		ok, err := s.Post(context.Background(), tg, time.Now())
+		if err != nil || !ok || len(p.all()) != 1 {
+			t.Fatalf("ok=%v err=%v posts=%d", ok, err, len(p.all()))
+		}
+		rec, posted, err := st.DigestPosted(context.Background(), "C1", p.all()[0].d.Week.Key)
+		if err != nil || !posted || rec.MessageTS == "" {
+			t.Errorf("not recorded as posted: %+v %v %v", rec, posted, err)
+		}
+	})
+}
+
+// TestSlackOutageDelaysDigest: Slack fails every post from just before
+// Monday 09:00 until 09:40. The digest is posted once, soon after Slack is
+// back, not lost after a few quick retries.
+func TestSlackOutageDelaysDigest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := openStore(t)
+		defer st.Close()
+		seed(t, st, "C1", false, time.Now().Add(-24*time.Hour))
+		monday := time.Date(2000, 1, 3, 9, 0, 0, 0, time.UTC)
+		back := monday.Add(40 * time.Minute)
+		p := &poster{downUntil: back}
+		s := newScheduler(t, st, p, "r1", target(t, "C1"))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- s.Run(ctx) }()
+		time.Sleep(time.Until(monday.Add(2 * time.Hour)))
+		synctest.Wait()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		posts := p.all()
+		if len(posts) != 1 {
+			t.Fatalf("%d digests posted after a 40-minute outage (%d attempts), want 1", len(posts), p.tried)
+		}
+		// Backoff doubles up to half the 10-minute lease.
+		if at := posts[0].at; at.Before(back) || at.After(back.Add(5*time.Minute)) {
+			t.Errorf("posted at %v, want within 5 minutes of Slack's return at %v", at, back)
+		}
+		if p.tried > 12 {
+			t.Errorf("%d attempts in 40 minutes: no backoff", p.tried)
+		}
+		if _, ok, err := st.DigestPosted(context.Background(), "C1", posts[0].d.Week.Key); err != nil || !ok {
+			t.Errorf("not recorded as posted: %v %v", ok, err)
+		}
+	})
+}
+
+// TestOutageOutlastingGraceGivesUp: Slack is down past the grace period;
+// Post gives up with an error at its end instead of trying forever.
+func TestOutageOutlastingGraceGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := openStore(t)
+		defer st.Close()
+		run := time.Now()
+		p := &poster{downUntil: run.Add(24 * time.Hour)}
+		tg := target(t, "C1")
+		lib := library(t)
+		s := digest.New(digest.Options{Targets: []digest.Target{tg}, Store: st, Poster: p, Owner: "r1", Grace: time.Hour,
+			Library: func() *cases.Library { return lib }})
+		ok, err := s.Post(context.Background(), tg, run)
+		if ok || err == nil {
+			t.Fatalf("Post = %v, %v; want an error after the grace period", ok, err)
+		}
+		if took := time.Since(run); took > time.Hour {
+			t.Errorf("gave up after %v, beyond the 1h grace period", took)
+		}
+	})
+}
+
+// TestHolderStopsDuringOutageAnotherReplicaPosts: the replica holding the
+// week's claim stops while Slack is down. Its claim lapses and the other
+// replica, which found it held, posts the digest once Slack is back.
+func TestHolderStopsDuringOutageAnotherReplicaPosts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := openStore(t)
+		defer st.Close()
+		seed(t, st, "C1", false, time.Now().Add(-24*time.Hour))
+		monday := time.Date(2000, 1, 3, 9, 0, 0, 0, time.UTC)
+		p := &poster{downUntil: monday.Add(20 * time.Minute)}
+		tg := target(t, "C1")
+		a, b := newScheduler(t, st, p, "replica-a", tg), newScheduler(t, st, p, "replica-b", tg)
+		time.Sleep(time.Until(monday))
+		actx, stopA := context.WithCancel(context.Background())
+		aDone := make(chan error)
+		go func() { _, err := a.Post(actx, tg, monday); aDone <- err }()
+		synctest.Wait() // a holds the claim and waits to try again
+		bDone := make(chan error)
+		go func() {
+			ok, err := b.Post(context.Background(), tg, monday)
+			if !ok && err == nil {
+				err = fmt.Errorf("replica-b did not post")
+			}
+			bDone <- err
+		}()
+		time.Sleep(5 * time.Minute)
+		stopA()
+		if err := <-aDone; err == nil {
+			t.Error("the stopped replica's Post returned no error")
+		}
+		if err := <-bDone; err != nil {
+			t.Fatal(err)
+		}
+		posts := p.all()
+		if len(posts) != 1 {
+			t.Fatalf("%d digests posted, want 1", len(posts))
+		}
+		rec, ok, err := st.DigestPosted(context.Background(), "C1", posts[0].d.Week.Key)
+		if err != nil || !ok || rec.ClaimedBy != "replica-b" {
+			t.Errorf("record %+v, posted %v, %v: want posted by replica-b", rec, ok, err)
+		}
+		// The claim lapsed after its 10-minute lease; the outage ended at 09:20.
+		if at := posts[0].at; at.After(monday.Add(30 * time.Minute)) {
+			t.Errorf("posted at %v, long after the holder's lease lapsed and Slack was back", at)
+		}
+	})
 }
 
 func TestComposeCountsAndPrivacy(t *testing.T) {

@@ -123,7 +123,10 @@ type Options struct {
 	Owner   string                // this replica's name, for digest claims
 	Grace   time.Duration         // a run missed by less than this is made up at start; default 12h
 	Lease   time.Duration         // how long a claim to compose a digest lasts; default 10m
-	Retries int                   // attempts to post a digest; default 3
+	// Backoff is the first wait after a failed post, doubled after each
+	// further failure up to half the lease. Posting is tried until the
+	// grace period after the run ends. Default 30s.
+	Backoff time.Duration
 	Logger  *slog.Logger
 	Now     func() time.Time // the clock; time.Now by default
 }
@@ -143,8 +146,8 @@ func New(o Options) *Scheduler {
 	if o.Lease == 0 {
 		o.Lease = 10 * time.Minute
 	}
-	if o.Retries == 0 {
-		o.Retries = 3
+	if o.Backoff <= 0 {
+		o.Backoff = 30 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -170,12 +173,18 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
+	// Missed runs are made up in the background: one that waits out a
+	// Slack outage must not hold up the schedule.
+	var makeup sync.WaitGroup
+	defer makeup.Wait()
 	now := s.o.Now()
 	for _, t := range s.o.Targets {
 		if prev := t.Prev(now); !prev.IsZero() && now.Sub(prev) <= s.o.Grace {
-			if _, err := s.Post(ctx, t, prev); err != nil {
-				s.o.Logger.Error("making up a missed digest failed", "channel", t.Channel, "err", err)
-			}
+			makeup.Go(func() {
+				if _, err := s.Post(ctx, t, prev); err != nil && ctx.Err() == nil {
+					s.o.Logger.Error("making up a missed digest failed", "channel", t.Channel, "err", err)
+				}
+			})
 		}
 	}
 	logger := cronLogger{s.o.Logger}
@@ -183,7 +192,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	for _, t := range s.o.Targets {
 		c.Schedule(t.schedule, cron.FuncJob(func() {
 			run := s.o.Now()
-			if _, err := s.Post(ctx, t, run); err != nil {
+			if _, err := s.Post(ctx, t, run); err != nil && ctx.Err() == nil {
 				s.o.Logger.Error("posting a digest failed", "channel", t.Channel, "err", err)
 			}
 		}))
@@ -194,46 +203,82 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	return nil
 }
 
-// Post posts target's digest for the week before run, unless it was posted
-// already or another replica holds the claim to compose it. It reports
-// whether this call posted it.
+// Post posts target's digest for the week before run, exactly once across
+// replicas, and reports whether this call posted it.
+//
+// A replica posts only while it holds the week's claim. A failed post is
+// tried again after a backoff, the claim renewed before each attempt, until
+// the grace period after run ends: a short Slack outage delays the digest
+// instead of losing it. A replica that finds the claim held by another
+// keeps checking on the same backoff until the digest is posted: when the
+// holder stops, its claim lapses after the lease and this replica
+// completes the week. Post returns when the digest is posted, the grace
+// period ends (an error for the replica that could not post) or ctx ends.
 func (s *Scheduler) Post(ctx context.Context, t Target, run time.Time) (bool, error) {
+	week := WeekBefore(run, t.Location)
+	deadline := run.Add(s.o.Grace)
+	wait := s.o.Backoff
+	for attempt := 1; ; attempt++ {
+		posted, done, err := s.attempt(ctx, t, week)
+		if done {
+			return posted, err
+		}
+		if err != nil {
+			s.o.Logger.Warn("posting a digest failed; trying again", "channel", t.Channel, "week", week.Key,
+				"attempt", attempt, "retry_in", wait, "err", err)
+		}
+		if s.o.Now().Add(wait).After(deadline) {
+			if err != nil {
+				return false, fmt.Errorf("digest %s for %s not posted within the grace period (%d attempts): %w", week.Key, t.Channel, attempt, err)
+			}
+			s.o.Logger.Warn("digest not posted within the grace period by the replica holding it", "channel", t.Channel, "week", week.Key)
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, max(s.o.Lease/2, s.o.Backoff))
+	}
+}
+
+// attempt makes one attempt at posting a week's digest. done reports that
+// Post has nothing left to do: the digest is posted (by this call when
+// posted is true) or err cannot be cured by waiting. When done is false, err
+// is the failure to try again after, or nil when another replica holds the
+// claim.
+func (s *Scheduler) attempt(ctx context.Context, t Target, week Week) (posted, done bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	week := WeekBefore(run, t.Location)
 	if _, posted, err := s.o.Store.DigestPosted(ctx, t.Channel, week.Key); err != nil {
-		return false, fmt.Errorf("digest %s for %s: %w", week.Key, t.Channel, err)
+		return false, false, fmt.Errorf("digest %s for %s: %w", week.Key, t.Channel, err)
 	} else if posted {
-		return false, nil
+		return false, true, nil
 	}
+	// Claiming again renews this replica's own claim.
 	ok, err := s.o.Store.ClaimDigest(ctx, t.Channel, week.Key, s.o.Owner, s.o.Lease)
 	if err != nil {
-		return false, fmt.Errorf("claim digest %s for %s: %w", week.Key, t.Channel, err)
+		return false, false, fmt.Errorf("claim digest %s for %s: %w", week.Key, t.Channel, err)
 	}
 	if !ok {
 		s.o.Logger.Info("digest is being posted elsewhere", "channel", t.Channel, "week", week.Key)
-		return false, nil
+		return false, false, nil
 	}
 	d, err := s.Compose(ctx, t.Channel, week, t.Lang)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	var ts string
-	for attempt := 1; ; attempt++ {
-		ts, err = s.o.Poster.PostDigest(ctx, t.Channel, d)
-		if err == nil {
-			break
-		}
-		if attempt == s.o.Retries || ctx.Err() != nil {
-			return false, fmt.Errorf("post digest %s to %s: %w", week.Key, t.Channel, err)
-		}
-		s.o.Logger.Warn("posting a digest failed; retrying", "channel", t.Channel, "attempt", attempt, "err", err)
+	ts, err := s.o.Poster.PostDigest(ctx, t.Channel, d)
+	if err != nil {
+		return false, false, fmt.Errorf("post digest %s to %s: %w", week.Key, t.Channel, err)
 	}
 	if err := s.o.Store.MarkDigestPosted(ctx, t.Channel, week.Key, s.o.Owner, ts, s.o.Now()); err != nil {
-		return true, fmt.Errorf("record digest %s for %s as posted: %w", week.Key, t.Channel, err)
+		// Posted: trying again would post it twice.
+		return true, true, fmt.Errorf("record digest %s for %s as posted: %w", week.Key, t.Channel, err)
 	}
 	s.o.Logger.Info("digest posted", "channel", t.Channel, "week", week.Key)
-	return true, nil
+	return true, true, nil
 }
 
 // Compose builds the digest of week for channel from the store.

@@ -299,9 +299,12 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration)
 	return ok, nil
 }
 
-// ClaimDigest implements store.Store. Within its transaction it first takes
-// a transaction advisory lock on (target, week) without waiting: a replica
-// that finds it taken loses at once, so only one replica composes.
+// ClaimDigest implements store.Store. The lease row is what makes one
+// replica compose: the upsert writes it only when the digest is not posted
+// and no other owner holds a live lease. The transaction advisory lock on
+// (target, week), tried without waiting, only makes a replica that claims
+// at the same instant lose at once instead of queueing on the row; it is
+// released when the claim's transaction ends, long before composing.
 func (s *Store) ClaimDigest(ctx context.Context, target, week, owner string, lease time.Duration) (bool, error) {
 	var won bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
