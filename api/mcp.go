@@ -67,8 +67,12 @@ type VocabArgs struct {
 	Lang string `json:"lang,omitempty" jsonschema:"language of labels and definitions: en (default) or ko"`
 }
 
-func (a SearchArgs) filters() Filters { return oneFilter(a.Symptom, a.Component, a.RootCause, a.Org, a.Since) }
-func (a ListArgs) filters() Filters   { return oneFilter(a.Symptom, a.Component, a.RootCause, a.Org, a.Since) }
+func (a SearchArgs) filters() Filters {
+	return oneFilter(a.Symptom, a.Component, a.RootCause, a.Org, a.Since)
+}
+func (a ListArgs) filters() Filters {
+	return oneFilter(a.Symptom, a.Component, a.RootCause, a.Org, a.Since)
+}
 
 func oneFilter(symptom, component, cause, org, since string) Filters {
 	one := func(s string) []string {

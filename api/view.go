@@ -9,29 +9,29 @@ import (
 // get_incident and GET /api/v1/cases/{id} return. The case as stored, in
 // both languages, is the resource incident://ID.
 type CaseView struct {
-	ID           string         `json:"id"`
-	Language     cases.Lang     `json:"language"`
-	Org          string         `json:"org"`
-	Date         string         `json:"date"`
-	Title        string         `json:"title"`
-	Severity     string         `json:"severity,omitempty"`
-	Impact       cases.Impact   `json:"impact"`
-	Summary      string         `json:"summary"`
-	SymptomsText string         `json:"symptoms_text"`
-	Trigger      string         `json:"trigger"`
-	Detection    string         `json:"detection"`
-	Lessons      string         `json:"lessons"`
-	Symptoms     []matcher.Tag  `json:"symptoms"`
-	Components   []matcher.Tag  `json:"components"`
-	RootCause    *matcher.Tag   `json:"root_cause,omitempty"`
-	Contributing []matcher.Tag  `json:"contributing"`
-	Remediation  []string       `json:"remediation"`
-	ActionItems  []string       `json:"action_items"`
-	DetectedIn   string         `json:"detected_after,omitempty"`
-	ResolvedIn   string         `json:"resolved_after,omitempty"`
-	Related      []RelatedView  `json:"related"`
-	Sources      []SourceView   `json:"sources"`
-	Page         string         `json:"page,omitempty"` // the library page of the case, when a public URL is set
+	ID           string        `json:"id"`
+	Language     cases.Lang    `json:"language"`
+	Org          string        `json:"org"`
+	Date         string        `json:"date"`
+	Title        string        `json:"title"`
+	Severity     string        `json:"severity,omitempty"`
+	Impact       cases.Impact  `json:"impact"`
+	Summary      string        `json:"summary"`
+	SymptomsText string        `json:"symptoms_text"`
+	Trigger      string        `json:"trigger"`
+	Detection    string        `json:"detection"`
+	Lessons      string        `json:"lessons"`
+	Symptoms     []matcher.Tag `json:"symptoms"`
+	Components   []matcher.Tag `json:"components"`
+	RootCause    *matcher.Tag  `json:"root_cause,omitempty"`
+	Contributing []matcher.Tag `json:"contributing"`
+	Remediation  []string      `json:"remediation"`
+	ActionItems  []string      `json:"action_items"`
+	DetectedIn   string        `json:"detected_after,omitempty"`
+	ResolvedIn   string        `json:"resolved_after,omitempty"`
+	Related      []RelatedView `json:"related"`
+	Sources      []SourceView  `json:"sources"`
+	Page         string        `json:"page,omitempty"` // the library page of the case, when a public URL is set
 }
 
 // RelatedView is a case related to another, with the reason.
