@@ -3,6 +3,7 @@ module github.com/incidentbot/incidentbot
 go 1.26.8
 
 require (
+	github.com/alecthomas/kong v1.17.0
 	github.com/blevesearch/bleve/v2 v2.6.3
 	github.com/blevesearch/bleve_index_api v1.4.1
 	github.com/blevesearch/go-porterstemmer v1.0.3

@@ -15,31 +15,23 @@ import (
 	"github.com/incidentbot/incidentbot/cases"
 )
 
-func cmdShow(args []string, e env) error {
-	fs := newFlagSet("show", "show ID [--lang en|ko] [--cases PATH]... [--builtin=true|false]", e)
-	var lf libFlags
-	lf.register(fs, e)
-	lang := fs.String("lang", "en", "language to show the case in: en or ko")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
-	}
-	if len(pos) != 1 {
-		return usagef("show takes one case id, e.g. incidentbot show cloudflare-2019-07-02")
-	}
-	l := cases.Lang(*lang)
-	if l != cases.English && l != cases.Korean {
-		return usagef("--lang must be en or ko, got %q", *lang)
-	}
-	lib, err := lf.load(e, e.stderr)
+// showCmd is "incidentbot show".
+type showCmd struct {
+	libFlags
+	Lang string `name:"lang" default:"en" enum:"en,ko" help:"Language to show the case in: en or ko."`
+	ID   string `arg:"" name:"id" help:"The case id, e.g. cloudflare-2019-07-02 (incidentbot cases list shows them)."`
+}
+
+func (c *showCmd) Run(e env) error {
+	lib, err := c.load(e.stderr)
 	if err != nil {
 		return err
 	}
-	c, ok := lib.Get(pos[0])
+	cs, ok := lib.Get(c.ID)
 	if !ok {
-		return fmt.Errorf("no case %q: incidentbot cases list shows the ids", pos[0])
+		return fmt.Errorf("no case %q: incidentbot cases list shows the ids", c.ID)
 	}
-	printCase(e.stdout, cases.DefaultTaxonomy(), c, l)
+	printCase(e.stdout, cases.DefaultTaxonomy(), cs, cases.Lang(c.Lang))
 	return nil
 }
 
@@ -145,32 +137,24 @@ func nonEmpty(ss ...string) []string {
 	return out
 }
 
-func cmdCases(args []string, e env) error {
-	if len(args) == 0 {
-		return usagef("cases needs a subcommand: validate, list, stats or relate")
-	}
-	switch args[0] {
-	case "validate":
-		return casesValidate(args[1:], e)
-	case "list":
-		return casesList(args[1:], e)
-	case "stats":
-		return casesStats(args[1:], e)
-	case "relate":
-		return casesRelate(args[1:], e)
-	}
-	return usagef("unknown cases subcommand %q: use validate, list, stats or relate", args[0])
+// casesCmd is "incidentbot cases".
+type casesCmd struct {
+	Validate casesValidateCmd `cmd:"" help:"List every problem in case files; exit 1 when any is an error."`
+	List     casesListCmd     `cmd:"" help:"List the cases of the library."`
+	Stats    casesStatsCmd    `cmd:"" help:"Count cases per tag and list the taxonomy ids no case uses."`
+	Relate   casesRelateCmd   `cmd:"" help:"Fill the related field of every ID.json in DIR with up to three cases."`
 }
 
 // errInvalid reports that validation found errors (already printed).
 var errInvalid = fmt.Errorf("validation found errors")
 
-func casesValidate(args []string, e env) error {
-	fs := newFlagSet("cases validate", "cases validate [PATH...]  (no PATH: the built-in library)", e)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
-	}
+// casesValidateCmd is "incidentbot cases validate".
+type casesValidateCmd struct {
+	Paths []string `arg:"" optional:"" name:"path" help:"Case files or directories; none: the built-in library."`
+}
+
+func (c *casesValidateCmd) Run(e env) error {
+	pos := c.Paths
 	tax := cases.DefaultTaxonomy()
 	var sets []*cases.Set
 	if len(pos) == 0 {
@@ -214,19 +198,18 @@ func casesValidate(args []string, e env) error {
 	return nil
 }
 
-func casesList(args []string, e env) error {
-	fs := newFlagSet("cases list", "cases list [--json] [--cases PATH]... [--builtin=true|false]", e)
-	var lf libFlags
-	lf.register(fs, e)
-	asJSON := fs.Bool("json", false, "print the cases as a JSON array")
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return flagError(err)
-	}
-	lib, err := lf.load(e, e.stderr)
+// casesListCmd is "incidentbot cases list".
+type casesListCmd struct {
+	libFlags
+	JSON bool `name:"json" help:"Print the cases as a JSON array."`
+}
+
+func (c *casesListCmd) Run(e env) error {
+	lib, err := c.load(e.stderr)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if c.JSON {
 		list := lib.Cases()
 		if list == nil {
 			list = []*cases.Case{}
@@ -249,14 +232,13 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func casesStats(args []string, e env) error {
-	fs := newFlagSet("cases stats", "cases stats [--cases PATH]... [--builtin=true|false]", e)
-	var lf libFlags
-	lf.register(fs, e)
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return flagError(err)
-	}
-	lib, err := lf.load(e, e.stderr)
+// casesStatsCmd is "incidentbot cases stats".
+type casesStatsCmd struct {
+	libFlags
+}
+
+func (c *casesStatsCmd) Run(e env) error {
+	lib, err := c.load(e.stderr)
 	if err != nil {
 		return err
 	}
@@ -296,22 +278,19 @@ func casesStats(args []string, e env) error {
 
 // casesRelate fills the related field of every case file in a directory of
 // one-case JSON files, in place.
-func casesRelate(args []string, e env) error {
-	fs := newFlagSet("cases relate", "cases relate DIR  (rewrites each DIR/ID.json with up to three related cases)", e)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
-	}
-	if len(pos) != 1 {
-		return usagef("cases relate takes one directory of case files, e.g. cases/builtin")
-	}
+// casesRelateCmd is "incidentbot cases relate".
+type casesRelateCmd struct {
+	Dir string `arg:"" name:"dir" help:"A directory of one-case files named ID.json, e.g. cases/builtin; each is rewritten in place."`
+}
+
+func (c *casesRelateCmd) Run(e env) error {
 	tax := cases.DefaultTaxonomy()
-	set, err := cases.Load(pos[0], tax)
+	set, err := cases.Load(c.Dir, tax)
 	if err != nil {
 		return err
 	}
 	if n := set.Errors(); n > 0 {
-		return fmt.Errorf("%d errors in %s: run incidentbot cases validate %s first", n, pos[0], pos[0])
+		return fmt.Errorf("%d errors in %s: run incidentbot cases validate %s first", n, c.Dir, c.Dir)
 	}
 	lib, _ := cases.NewLibrary(set)
 	related := cases.Relate(lib, tax)

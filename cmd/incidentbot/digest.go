@@ -10,36 +10,26 @@ import (
 	"github.com/incidentbot/incidentbot/digest"
 )
 
-func cmdDigest(ctx context.Context, args []string, e env) error {
-	if len(args) == 0 {
-		return usagef("digest needs a subcommand: preview or next")
-	}
-	switch args[0] {
-	case "preview":
-		return digestPreview(ctx, args[1:], e)
-	case "next":
-		return digestNext(args[1:], e)
-	}
-	return usagef("unknown digest subcommand %q: use preview or next", args[0])
+// digestCmd is "incidentbot digest".
+type digestCmd struct {
+	Preview digestPreviewCmd `cmd:"" help:"Print the digest a channel would get for a week."`
+	Next    digestNextCmd    `cmd:"" help:"Print when each configured digest is next due."`
 }
 
-func digestPreview(ctx context.Context, args []string, e env) error {
-	fs := newFlagSet("digest preview", "digest preview [--channel C] [--week 2026-W48] [--lang en|ko] [--json]", e)
-	var lf libFlags
-	lf.register(fs, e)
-	var sf storeFlags
-	sf.register(fs, e)
-	var df digestFlags
-	df.register(fs, e)
-	channel := fs.String("channel", "", "the channel the digest is for: its private activity counts only in its own digest (default: public activity only)")
-	week := fs.String("week", "", "ISO week to preview, e.g. 2026-W48 (default: the seven days up to now)")
-	lang := fs.String("lang", "", "en or ko (default: the channel's configured language, else en)")
-	asJSON := fs.Bool("json", false, "print the Block Kit JSON that would be posted")
-	if pos, err := parseInterspersed(fs, args); err != nil {
-		return flagError(err)
-	} else if len(pos) > 0 {
-		return usagef("digest preview takes no arguments, got %q", pos[0])
-	}
+// digestPreviewCmd is "incidentbot digest preview".
+type digestPreviewCmd struct {
+	libFlags
+	storeFlags
+	digestFlags
+	Channel string `name:"channel" placeholder:"C" help:"The channel the digest is for: its private activity counts only in its own digest (default: public activity only)."`
+	Week    string `name:"week" placeholder:"2026-W48" help:"ISO week to preview (default: the seven days up to now)."`
+	Lang    string `name:"lang" enum:",en,ko" default:"" help:"en or ko (default: the channel's configured language, else en)."`
+	JSON    bool   `name:"json" help:"Print the Block Kit JSON that would be posted."`
+}
+
+func (c *digestPreviewCmd) Run(ctx context.Context, e env) error {
+	df, sf, lf := c.digestFlags, c.storeFlags, c.libFlags
+	channel, week, lang, asJSON := &c.Channel, &c.Week, &c.Lang, &c.JSON
 	targets, err := df.parse()
 	if err != nil {
 		return err
@@ -52,9 +42,6 @@ func digestPreview(ctx context.Context, args []string, e env) error {
 	}
 	if *lang != "" {
 		l = cases.Lang(*lang)
-		if l != cases.English && l != cases.Korean {
-			return usagef("--lang must be en or ko, got %q", *lang)
-		}
 	}
 	w := digest.WeekBefore(time.Now(), loc)
 	if *week != "" {
@@ -62,7 +49,7 @@ func digestPreview(ctx context.Context, args []string, e env) error {
 			return usageError{err.Error()}
 		}
 	}
-	lib, err := lf.load(e, e.stderr)
+	lib, err := lf.load(e.stderr)
 	if err != nil {
 		return err
 	}
@@ -85,14 +72,13 @@ func digestPreview(ctx context.Context, args []string, e env) error {
 	return nil
 }
 
-func digestNext(args []string, e env) error {
-	fs := newFlagSet("digest next", "digest next [--digest TARGET]...", e)
-	var df digestFlags
-	df.register(fs, e)
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return flagError(err)
-	}
-	targets, err := df.parse()
+// digestNextCmd is "incidentbot digest next".
+type digestNextCmd struct {
+	digestFlags
+}
+
+func (c *digestNextCmd) Run(e env) error {
+	targets, err := c.parse()
 	if err != nil {
 		return err
 	}

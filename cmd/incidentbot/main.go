@@ -15,23 +15,6 @@ import (
 	"syscall"
 )
 
-const usage = `incidentbot: find past incidents like the one you are in.
-
-Usage:
-  incidentbot match [--cases PATH]... [--builtin=true|false] [--top N] [--json] [--batch] [TEXT...]
-  incidentbot show ID [--lang en|ko] [--cases PATH]... [--builtin=true|false]
-  incidentbot cases validate [PATH...]
-  incidentbot cases list [--json] [--cases PATH]... [--builtin=true|false]
-  incidentbot cases stats [--cases PATH]... [--builtin=true|false]
-  incidentbot cases relate DIR
-  incidentbot run [flags]            run the Slack bot (see incidentbot run --help)
-  incidentbot digest preview [--channel C] [--week 2026-W48] [--lang en|ko] [--json]
-  incidentbot digest next [--digest TARGET]...
-  incidentbot help
-
-Run "incidentbot COMMAND --help" for a command's flags.
-`
-
 // exit codes
 const (
 	exitOK    = 0
@@ -65,7 +48,7 @@ func main() {
 
 // run runs one command and returns the process's exit code.
 func run(ctx context.Context, args []string, e env) int {
-	err := dispatch(ctx, args, e)
+	err := execute(ctx, args, e)
 	var ue usageError
 	switch {
 	case err == nil:
@@ -83,28 +66,3 @@ func run(ctx context.Context, args []string, e env) int {
 
 // errHelp is returned after help was printed on request.
 var errHelp = errors.New("help requested")
-
-func dispatch(ctx context.Context, args []string, e env) error {
-	if len(args) == 0 {
-		fmt.Fprint(e.stderr, usage)
-		return usagef("no command given")
-	}
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "match":
-		return cmdMatch(ctx, rest, e)
-	case "show":
-		return cmdShow(rest, e)
-	case "cases":
-		return cmdCases(rest, e)
-	case "run":
-		return cmdRun(ctx, rest, e)
-	case "digest":
-		return cmdDigest(ctx, rest, e)
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(e.stdout, usage)
-		return errHelp
-	default:
-		fmt.Fprint(e.stderr, usage)
-		return usagef("unknown command %q", cmd)
-	}
-}

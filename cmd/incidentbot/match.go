@@ -17,27 +17,26 @@ import (
 // maxInput bounds text read from standard input for one match.
 const maxInput = 8 << 20
 
-func cmdMatch(ctx context.Context, args []string, e env) error {
-	fs := newFlagSet("match", "match [--cases PATH]... [--builtin=true|false] [--top N] [--json] [--batch] [TEXT...]", e)
-	var lf libFlags
-	lf.register(fs, e)
-	top := fs.Int("top", 3, "return at most N cases")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	batch := fs.Bool("batch", false, `read JSON lines {"id": "...", "text": "..."} from standard input and print one JSON object per line`)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
+// matchCmd is "incidentbot match".
+type matchCmd struct {
+	libFlags
+	Top   int      `name:"top" default:"3" help:"Return at most N cases (1 to 100)." placeholder:"N"`
+	JSON  bool     `name:"json" help:"Print one JSON object."`
+	Batch bool     `name:"batch" help:"Read JSON lines {\"id\": ..., \"text\": ...} from standard input and print one JSON object per line."`
+	Text  []string `arg:"" optional:"" help:"The alert or message text; joined with spaces. None: read standard input."`
+}
+
+func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
+	if err := o.inRange("top", c.Top, 1, 100); err != nil {
+		return err
 	}
-	if *top < 1 || *top > 100 {
-		return usagef("--top must be between 1 and 100, got %d", *top)
-	}
-	if *batch && len(pos) > 0 {
+	if c.Batch && len(c.Text) > 0 {
 		return usagef("--batch reads queries from standard input: give no TEXT")
 	}
 	var text string
-	if !*batch {
-		if len(pos) > 0 {
-			text = strings.Join(pos, " ")
+	if !c.Batch {
+		if len(c.Text) > 0 {
+			text = strings.Join(c.Text, " ")
 		} else {
 			data, err := io.ReadAll(io.LimitReader(e.stdin, maxInput+1))
 			if err != nil {
@@ -53,7 +52,7 @@ func cmdMatch(ctx context.Context, args []string, e env) error {
 		}
 	}
 
-	lib, err := lf.load(e, e.stderr)
+	lib, err := c.load(e.stderr)
 	if err != nil {
 		return err
 	}
@@ -63,14 +62,14 @@ func cmdMatch(ctx context.Context, args []string, e env) error {
 	}
 	defer m.Close()
 
-	if *batch {
-		return matchBatch(ctx, m, *top, e)
+	if c.Batch {
+		return matchBatch(ctx, m, c.Top, e)
 	}
-	ans, err := m.Match(ctx, text, *top)
+	ans, err := m.Match(ctx, text, c.Top)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if c.JSON {
 		return writeJSON(e.stdout, ans.View())
 	}
 	printAnswer(e.stdout, m.Taxonomy(), ans)

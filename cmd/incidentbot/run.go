@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -24,101 +23,69 @@ import (
 	"github.com/incidentbot/incidentbot/store"
 )
 
-// runConfig is the configuration of the Slack bot, from flags with
-// environment fallbacks.
-type runConfig struct {
-	lib        libFlags
-	channels   string
-	channelIDs string
-	floor      float64
-	top        int
-	lang       string
-	listen     string
-	indexDir   string
-	workers    int
-	logLevel   string
-	logFormat  string
-	store      storeFlags
-	digests    digestFlags
-	retention  string
-	inboxLease time.Duration
+// botCmd is "incidentbot run": the Slack bot. Its tokens come only from
+// the environment (SLACK_APP_TOKEN, SLACK_BOT_TOKEN), never from flags.
+type botCmd struct {
+	libFlags
+	Channels    string   `name:"channels" default:"inc-*,incident-*" env:"INCIDENTBOT_CHANNELS" help:"Incident channel name patterns, comma-separated."`
+	ChannelIDs  string   `name:"channel-ids" env:"INCIDENTBOT_CHANNEL_IDS" help:"Incident channel ids, comma-separated, beside the patterns."`
+	Floor       float64  `name:"floor" default:"${floor}" env:"INCIDENTBOT_FLOOR" help:"Confidence floor, above 0 and below 1: cases scoring lower are not suggested."`
+	Top         int      `name:"top" default:"3" env:"INCIDENTBOT_TOP" help:"Cases per reply, 1 to 10."`
+	Lang        string   `name:"lang" default:"en" enum:"en,ko" env:"INCIDENTBOT_LANG" help:"Reply language when the text does not tell: en or ko."`
+	Listen      string   `name:"listen" default:"127.0.0.1:8080" env:"INCIDENTBOT_LISTEN" help:"Address of /livez, /readyz, /healthz and /metrics (no authentication: loopback by default; :8080 in a container); empty turns them off (--listen=\"\")."`
+	IndexDir    string   `name:"index-dir" env:"INCIDENTBOT_INDEX_DIR" help:"Keep the search index on disk here, reused while the library is unchanged; empty: in memory."`
+	Workers     int      `name:"workers" default:"4" env:"INCIDENTBOT_WORKERS" help:"Events handled at once, 1 to 256."`
+	LogLevel    string   `name:"log-level" default:"info" enum:"debug,info,warn,error" env:"INCIDENTBOT_LOG_LEVEL" help:"debug, info, warn or error."`
+	LogFormat   string   `name:"log-format" default:"text" enum:"text,json" env:"INCIDENTBOT_LOG_FORMAT" help:"text or json."`
+	InboxLease  duration `name:"inbox-lease" default:"60s" env:"INCIDENTBOT_INBOX_LEASE" help:"How long the events of a replica that stopped wait before another replica takes them over (2s to 1h); a living replica renews its own."`
+	Retention   duration `name:"retention" default:"180d" env:"INCIDENTBOT_RETENTION" help:"Delete activity older than this, e.g. 180d or 720h (7d to 100 years: the weekly digest reads the last seven days)."`
+	DigestGrace duration `name:"digest-grace" default:"12h" env:"INCIDENTBOT_DIGEST_GRACE" help:"Post a digest missed while the bot was down if it starts within this long after (0 to 7d)."`
+	storeFlags
+	digestFlags
 }
 
-// envOr returns the environment variable's value, or def.
-func envOr(e env, name, def string) string {
-	if v := e.getenv(name); v != "" {
-		return v
+// Bounds of run's numeric flags.
+const (
+	maxTop        = 10
+	maxWorkers    = 256
+	minInboxLease = 2 * time.Second
+	maxInboxLease = time.Hour
+	minRetention  = 7 * 24 * time.Hour
+	maxRetention  = 100 * 365 * 24 * time.Hour
+	maxGrace      = 7 * 24 * time.Hour
+)
+
+// check rejects values out of bounds, naming the flag or variable as the
+// user set it.
+func (c *botCmd) check(o *origin) error {
+	if err := o.inRange("top", c.Top, 1, maxTop); err != nil {
+		return err
 	}
-	return def
+	if err := o.inRange("workers", c.Workers, 1, maxWorkers); err != nil {
+		return err
+	}
+	if !(c.Floor > 0 && c.Floor < 1) {
+		return o.errorf("floor", "must be above 0 and below 1, got %v", c.Floor)
+	}
+	if err := o.durationIn("inbox-lease", c.InboxLease, minInboxLease, maxInboxLease); err != nil {
+		return err
+	}
+	if err := o.durationIn("retention", c.Retention, minRetention, maxRetention); err != nil {
+		return err
+	}
+	return o.durationIn("digest-grace", c.DigestGrace, 0, maxGrace)
 }
 
-func envInt(e env, name string, def int) int {
-	if v, err := strconv.Atoi(e.getenv(name)); err == nil {
-		return v
+// Run checks the configuration, then runs the bot until ctx ends.
+func (c *botCmd) Run(ctx context.Context, e env, o *origin) error {
+	if err := c.check(o); err != nil {
+		return err
 	}
-	return def
-}
-
-func envDuration(e env, name string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(e.getenv(name)); err == nil {
-		return v
-	}
-	return def
-}
-
-func envFloat(e env, name string, def float64) float64 {
-	if v, err := strconv.ParseFloat(e.getenv(name), 64); err == nil {
-		return v
-	}
-	return def
-}
-
-func cmdRun(ctx context.Context, args []string, e env) error {
-	fs := newFlagSet("run", "run [flags]\n\nEnvironment: SLACK_APP_TOKEN (xapp-…), SLACK_BOT_TOKEN (xoxb-…), SLACK_API_URL (optional)", e)
-	var c runConfig
-	c.lib.register(fs, e)
-	fs.StringVar(&c.channels, "channels", envOr(e, "INCIDENTBOT_CHANNELS", "inc-*,incident-*"), "incident channel name patterns, comma-separated (env INCIDENTBOT_CHANNELS)")
-	fs.StringVar(&c.channelIDs, "channel-ids", envOr(e, "INCIDENTBOT_CHANNEL_IDS", ""), "incident channel ids, comma-separated, beside the patterns (env INCIDENTBOT_CHANNEL_IDS)")
-	fs.Float64Var(&c.floor, "floor", envFloat(e, "INCIDENTBOT_FLOOR", matcher.DefaultFloor), "confidence floor from 0 to 1: cases scoring lower are not suggested (env INCIDENTBOT_FLOOR)")
-	fs.IntVar(&c.top, "top", envInt(e, "INCIDENTBOT_TOP", 3), "cases per reply, 1 to 10 (env INCIDENTBOT_TOP)")
-	fs.StringVar(&c.lang, "lang", envOr(e, "INCIDENTBOT_LANG", "en"), "reply language when the text does not tell: en or ko (env INCIDENTBOT_LANG)")
-	fs.StringVar(&c.listen, "listen", envOr(e, "INCIDENTBOT_LISTEN", "127.0.0.1:8080"), "address of /livez, /readyz, /healthz and /metrics (no authentication: loopback by default; :8080 in a container); empty turns them off (env INCIDENTBOT_LISTEN)")
-	fs.StringVar(&c.indexDir, "index-dir", envOr(e, "INCIDENTBOT_INDEX_DIR", ""), "keep the search index on disk here, reused while the library is unchanged; empty: in memory (env INCIDENTBOT_INDEX_DIR)")
-	fs.IntVar(&c.workers, "workers", envInt(e, "INCIDENTBOT_WORKERS", 4), "events handled at once (env INCIDENTBOT_WORKERS)")
-	fs.StringVar(&c.logLevel, "log-level", envOr(e, "INCIDENTBOT_LOG_LEVEL", "info"), "debug, info, warn or error (env INCIDENTBOT_LOG_LEVEL)")
-	fs.StringVar(&c.logFormat, "log-format", envOr(e, "INCIDENTBOT_LOG_FORMAT", "text"), "text or json (env INCIDENTBOT_LOG_FORMAT)")
-	c.store.register(fs, e)
-	c.digests.register(fs, e)
-	fs.DurationVar(&c.inboxLease, "inbox-lease", envDuration(e, "INCIDENTBOT_INBOX_LEASE", 60*time.Second), "how long the events of a replica that stopped wait before another replica takes them over; a living replica renews its own (env INCIDENTBOT_INBOX_LEASE)")
-	fs.StringVar(&c.retention, "retention", envOr(e, "INCIDENTBOT_RETENTION", "180d"), "delete activity older than this, e.g. 180d or 720h (env INCIDENTBOT_RETENTION)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
-	}
-	if len(pos) > 0 {
-		return usagef("run takes no arguments, got %q", pos[0])
-	}
-	if c.top < 1 || c.top > 10 {
-		return usagef("--top must be between 1 and 10, got %d", c.top)
-	}
-	if c.floor <= 0 || c.floor >= 1 {
-		return usagef("--floor must be between 0 and 1, got %v", c.floor)
-	}
-	if c.inboxLease < 2*time.Second {
-		return usagef("--inbox-lease must be at least 2s, got %v", c.inboxLease)
-	}
-	if c.lang != "en" && c.lang != "ko" {
-		return usagef("--lang must be en or ko, got %q", c.lang)
-	}
-	log, err := newLogger(e.stderr, c.logLevel, c.logFormat)
+	log, err := newLogger(e.stderr, c.LogLevel, c.LogFormat)
 	if err != nil {
 		return err
 	}
-	retention, err := parseAge(c.retention)
-	if err != nil {
-		return usagef("--retention: %v", err)
-	}
-	targets, err := c.digests.parse()
+	targets, err := c.digestFlags.parse()
 	if err != nil {
 		return err
 	}
@@ -126,23 +93,13 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	if err := bot.CheckTokens(appToken, botToken); err != nil {
 		return err
 	}
-
-	start := time.Now()
-	lib, err := c.lib.load(e, e.stderr)
+	lib, err := c.startLibrary(e, log)
 	if err != nil {
 		return err
 	}
-	mopts := matcher.Options{Floor: c.floor, IndexDir: c.indexDir}
-	m, err := matcher.New(lib, mopts)
-	if err != nil {
-		return err
-	}
-	var current atomic.Pointer[matcher.Matcher]
-	current.Store(m)
-	defer func() { current.Load().Close() }()
-	log.Info("case library ready", "cases", lib.Len(), "index_reused", m.Reused(), "took", time.Since(start).Round(time.Millisecond))
+	defer func() { lib.current.Load().Close() }()
 
-	st, where, err := c.store.open(ctx, e)
+	st, where, err := c.storeFlags.open(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -151,6 +108,76 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 	buffered := store.NewBuffered(st, log, store.BufferOptions{})
 	owner := replicaName(e)
 
+	dg := &digests{now: time.Now}
+	b, err := c.newBot(e, log, lib, st, buffered, owner, dg)
+	if err != nil {
+		return err
+	}
+	dg.s = digest.New(digest.Options{Targets: targets, Store: st, Poster: b, Owner: owner, Grace: time.Duration(c.DigestGrace),
+		Logger: log, Library: func() *cases.Library { return lib.current.Load().Library() }})
+
+	// The store's writer outlives the bot, so what the last events recorded
+	// is written before the process exits.
+	writerCtx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWriter()
+	writerDone := make(chan error, 1)
+	go func() { writerDone <- buffered.Run(writerCtx) }()
+
+	// The probes listen before the bot connects, so that a slow start
+	// shows as live but not ready.
+	g, gctx := errgroup.WithContext(ctx)
+	if err := serve(gctx, g, c.Listen, b.Handler(), log); err != nil {
+		stopWriter()
+		<-writerDone
+		return err
+	}
+	g.Go(func() error { return b.Run(gctx) })
+	g.Go(func() error { return dg.s.Run(gctx) })
+	g.Go(func() error { return purge(gctx, st, time.Duration(c.Retention), log) })
+	g.Go(func() error {
+		for {
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-e.reload:
+				reload(c.libFlags, lib.opts, &lib.current, b, log)
+			}
+		}
+	})
+	err = g.Wait()
+	stopWriter()
+	if werr := <-writerDone; err == nil {
+		err = werr
+	}
+	log.Info("stopped", "unwritten_records", buffered.Dropped())
+	return err
+}
+
+// liveLibrary is the matcher in use, swapped on reload.
+type liveLibrary struct {
+	current atomic.Pointer[matcher.Matcher]
+	opts    matcher.Options
+}
+
+// startLibrary loads the case library and builds (or reopens) its index.
+func (c *botCmd) startLibrary(e env, log *slog.Logger) (*liveLibrary, error) {
+	start := time.Now()
+	lib, err := c.load(e.stderr)
+	if err != nil {
+		return nil, err
+	}
+	l := &liveLibrary{opts: matcher.Options{Floor: c.Floor, IndexDir: c.IndexDir}}
+	m, err := matcher.New(lib, l.opts)
+	if err != nil {
+		return nil, err
+	}
+	l.current.Store(m)
+	log.Info("case library ready", "cases", lib.Len(), "index_reused", m.Reused(), "took", time.Since(start).Round(time.Millisecond))
+	return l, nil
+}
+
+// newBot wires the bot to the library, the store and the digests.
+func (c *botCmd) newBot(e env, log *slog.Logger, lib *liveLibrary, st store.Store, buffered *store.Buffered, owner string, dg *digests) (*bot.Bot, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "incidentbot_activity_writes_dropped_total",
@@ -159,24 +186,25 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidentbot_activity_writes_pending",
 			Help: "Suggestions and votes waiting in the write buffer."},
 			func() float64 { return float64(buffered.Pending()) }))
-	dg := &digests{now: time.Now}
-	b, err := bot.New(m, bot.Options{
-		AppToken:        appToken,
-		BotToken:        botToken,
+	m := lib.current.Load()
+	lease := time.Duration(c.InboxLease)
+	return bot.New(m, bot.Options{
+		AppToken:        e.getenv("SLACK_APP_TOKEN"),
+		BotToken:        e.getenv("SLACK_BOT_TOKEN"),
 		APIURL:          e.getenv("SLACK_API_URL"),
-		ChannelPatterns: splitList(c.channels),
-		ChannelIDs:      splitList(c.channelIDs),
-		Top:             c.top,
-		DefaultLang:     cases.Lang(c.lang),
-		Workers:         c.workers,
+		ChannelPatterns: splitList(c.Channels),
+		ChannelIDs:      splitList(c.ChannelIDs),
+		Top:             c.Top,
+		DefaultLang:     cases.Lang(c.Lang),
+		Workers:         c.Workers,
 		Logger:          log,
 		Registry:        reg,
 		Taxonomy:        m.Taxonomy(),
 		Recorder:        recorder{buffered},
 		State:           sharedState{s: st, owner: owner},
-		Inbox:           inbox{s: st, owner: owner, lease: c.inboxLease},
-		OrphanEvery:     max(c.inboxLease/3, time.Second),
-		ClaimTTL:        min(30*time.Second, c.inboxLease/2),
+		Inbox:           inbox{s: st, owner: owner, lease: lease},
+		OrphanEvery:     max(lease/3, time.Second),
+		ClaimTTL:        min(30*time.Second, lease/2),
 		Digests:         dg,
 		Checks: map[string]func(context.Context) error{"store": func(ctx context.Context) error {
 			if err := st.Ping(ctx); err != nil {
@@ -188,70 +216,43 @@ func cmdRun(ctx context.Context, args []string, e env) error {
 			return nil
 		}},
 	})
+}
+
+// serve serves /healthz and /metrics on addr in g until ctx ends; an empty
+// addr serves nothing.
+func serve(ctx context.Context, g *errgroup.Group, addr string, h http.Handler, log *slog.Logger) error {
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return fmt.Errorf("listen on %s for /healthz and /metrics: %w (set --listen or INCIDENTBOT_LISTEN)", addr, err)
 	}
-	dg.s = digest.New(digest.Options{Targets: targets, Store: st, Poster: b, Owner: owner, Grace: c.digests.grace,
-		Logger: log, Library: func() *cases.Library { return current.Load().Library() }})
-
-	// The store's writer outlives the bot, so what the last events recorded
-	// is written before the process exits.
-	writerCtx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWriter()
-	writerDone := make(chan error, 1)
-	go func() { writerDone <- buffered.Run(writerCtx) }()
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return b.Run(gctx) })
-	g.Go(func() error { return dg.s.Run(gctx) })
-	g.Go(func() error { return purge(gctx, st, retention, log) })
+	log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	g.Go(func() error {
-		for {
-			select {
-			case <-gctx.Done():
-				return nil
-			case <-e.reload:
-				reload(c.lib, e, mopts, &current, b, log)
-			}
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
 		}
+		return nil
 	})
-	if c.listen != "" {
-		ln, err := net.Listen("tcp", c.listen)
-		if err != nil {
-			return fmt.Errorf("listen on %s for /healthz and /metrics: %w (set --listen or INCIDENTBOT_LISTEN)", c.listen, err)
-		}
-		log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
-		srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 5 * time.Second}
-		g.Go(func() error {
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
-		})
-		g.Go(func() error {
-			<-gctx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			return srv.Shutdown(sctx)
-		})
-	}
-	err = g.Wait()
-	stopWriter()
-	if werr := <-writerDone; err == nil {
-		err = werr
-	}
-	log.Info("stopped", "unwritten_records", buffered.Dropped())
-	return err
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	})
+	return nil
 }
 
 // reload builds a new index from the case files beside the one in use and
 // swaps it in; events being handled finish with the old one, which is
 // closed a little later. A library that fails to load leaves the old one in
 // place.
-func reload(lf libFlags, e env, opts matcher.Options, current *atomic.Pointer[matcher.Matcher], b *bot.Bot, log *slog.Logger) {
+func reload(lf libFlags, opts matcher.Options, current *atomic.Pointer[matcher.Matcher], b *bot.Bot, log *slog.Logger) {
 	start := time.Now()
 	var warn strings.Builder
-	lib, err := lf.load(e, &warn)
+	lib, err := lf.load(&warn)
 	if err != nil {
 		log.Error("reload failed; keeping the current case library", "err", err)
 		return

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,11 +17,7 @@ import (
 
 // storeFlags choose the activity store.
 type storeFlags struct {
-	path string // SQLite file
-}
-
-func (s *storeFlags) register(fs *flag.FlagSet, e env) {
-	fs.StringVar(&s.path, "db", envOr(e, "INCIDENTBOT_DB", ""), "SQLite file for activity (suggestions, votes, digests); default under the user's data directory (env INCIDENTBOT_DB). DATABASE_URL selects PostgreSQL instead")
+	DB string `name:"db" placeholder:"FILE" env:"INCIDENTBOT_DB" help:"SQLite file for activity (suggestions, votes, digests); default $XDG_DATA_HOME/incidentbot/activity.db. DATABASE_URL in the environment selects PostgreSQL instead."`
 }
 
 // open opens PostgreSQL when DATABASE_URL is set, else the SQLite file.
@@ -35,7 +29,7 @@ func (s *storeFlags) open(ctx context.Context, e env) (store.Store, string, erro
 		}
 		return st, "postgres", nil
 	}
-	path := s.path
+	path := s.DB
 	if path == "" {
 		p, err := sqlite.DefaultPath()
 		if err != nil {
@@ -131,22 +125,7 @@ func (d digests) Next() []bot.DigestDue {
 
 // digestFlags configure the weekly digests.
 type digestFlags struct {
-	targets stringList
-	grace   time.Duration
-}
-
-func (d *digestFlags) register(fs *flag.FlagSet, e env) {
-	fs.Var(&d.targets, "digest", "post a weekly digest: CHANNEL[;CRON SPEC[;en|ko]], e.g. \"C0123ABCD;CRON_TZ=Asia/Seoul 0 9 * * MON;ko\"; default spec Monday 09:00 UTC (repeatable; env INCIDENTBOT_DIGESTS, targets separated by |)")
-	fs.DurationVar(&d.grace, "digest-grace", envDuration(e, "INCIDENTBOT_DIGEST_GRACE", 12*time.Hour), "post a digest missed while the bot was down if it starts within this long after (env INCIDENTBOT_DIGEST_GRACE)")
-	if len(d.targets) == 0 {
-		if v := e.getenv("INCIDENTBOT_DIGESTS"); v != "" {
-			for _, t := range strings.Split(v, "|") {
-				if t = strings.TrimSpace(t); t != "" {
-					d.targets = append(d.targets, t)
-				}
-			}
-		}
-	}
+	Digest []string `name:"digest" placeholder:"TARGET" sep:"|" env:"INCIDENTBOT_DIGESTS" help:"Post a weekly digest: CHANNEL[;CRON SPEC[;en|ko]], e.g. \"C0123ABCD;CRON_TZ=Asia/Seoul 0 9 * * MON;ko\"; default spec Monday 09:00 UTC (repeatable; in the environment, targets separated by |)."`
 }
 
 // parse reads the targets; an invalid one stops the start with a message
@@ -154,7 +133,10 @@ func (d *digestFlags) register(fs *flag.FlagSet, e env) {
 func (d *digestFlags) parse() ([]digest.Target, error) {
 	var out []digest.Target
 	seen := map[string]bool{}
-	for _, s := range d.targets {
+	for _, s := range d.Digest {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
 		t, err := digest.ParseTarget(s)
 		if err != nil {
 			return nil, usageError{err.Error()}
@@ -166,21 +148,6 @@ func (d *digestFlags) parse() ([]digest.Target, error) {
 		out = append(out, t)
 	}
 	return out, nil
-}
-
-// parseAge reads a retention age: "180d" or a Go duration such as "720h".
-func parseAge(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err == nil && n > 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not an age like 180d or 720h", s)
-	}
-	return d, nil
 }
 
 // replicaName names this process in claims: host and pid unless set.
