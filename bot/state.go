@@ -183,9 +183,7 @@ func (t *threads) add(channel, ts string, isRoot bool, text string, private bool
 	} else {
 		th.text += "\n" + text
 	}
-	if len(th.text) > maxThreadText {
-		th.text = th.text[len(th.text)-maxThreadText:]
-	}
+	th.text = tailBytes(th.text, maxThreadText)
 	return th.text
 }
 

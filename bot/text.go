@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // message is the part of a Slack message the bot reads, decoded from raw JSON
@@ -59,11 +60,33 @@ func (m *message) fullText() string {
 			add(f.Title)
 		}
 	}
-	text := strings.Join(parts, "\n")
-	if len(text) > maxText {
-		text = text[:maxText]
+	return cutBytes(strings.Join(parts, "\n"), maxText)
+}
+
+// cutBytes returns the longest prefix of s of at most n bytes that ends on
+// a character boundary: a cut in the middle of a Korean syllable would
+// leave bytes that are not UTF-8, which a database refuses to store.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return text
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// tailBytes returns the longest suffix of s of at most n bytes that starts
+// on a character boundary.
+func tailBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
 }
 
 // textKeys are the JSON keys whose string values are readable text in

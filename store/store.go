@@ -12,6 +12,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -189,4 +190,45 @@ type Store interface {
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
 	Close() error
+}
+
+// CleanText makes s storable as text in every store: bytes that are not
+// UTF-8 become U+FFFD and NUL characters are removed (PostgreSQL refuses
+// both, and would lose the whole row).
+func CleanText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+// Clean returns s with every text field passed through CleanText; the
+// stores record suggestions cleaned.
+func (s Suggestion) Clean() Suggestion {
+	s.Key, s.Channel, s.Thread, s.Lang = CleanText(s.Key), CleanText(s.Channel), CleanText(s.Thread), CleanText(s.Lang)
+	s.Symptoms, s.Components = cleanList(s.Symptoms), cleanList(s.Components)
+	if s.Cases != nil {
+		cs := make([]ScoredCase, len(s.Cases))
+		for i, c := range s.Cases {
+			cs[i] = ScoredCase{CaseID: CleanText(c.CaseID), Score: c.Score}
+		}
+		s.Cases = cs
+	}
+	return s
+}
+
+// Clean returns f with every text field passed through CleanText; the
+// stores record votes cleaned.
+func (f Feedback) Clean() Feedback {
+	f.Channel, f.Message, f.User = CleanText(f.Channel), CleanText(f.Message), CleanText(f.User)
+	f.CaseID, f.Query = CleanText(f.CaseID), CleanText(f.Query)
+	return f
+}
+
+func cleanList(l []string) []string {
+	if l == nil {
+		return nil
+	}
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = CleanText(s)
+	}
+	return out
 }

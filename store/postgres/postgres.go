@@ -137,6 +137,7 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 
 // RecordSuggestion implements store.Store.
 func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error {
+	sg = sg.Clean()
 	cases, err := encodeCases(sg.Cases)
 	if err != nil {
 		return fmt.Errorf("record suggestion %s: %w", sg.Key, err)
@@ -155,6 +156,7 @@ func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error
 
 // RecordFeedback implements store.Store.
 func (s *Store) RecordFeedback(ctx context.Context, f store.Feedback) (bool, error) {
+	f = f.Clean()
 	tag, err := s.pool.Exec(ctx, `INSERT INTO feedback
 		(channel, message, case_id, user_id, at, private, vote, query)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

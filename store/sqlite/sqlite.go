@@ -209,6 +209,7 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // RecordSuggestion implements store.Store.
 func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error {
+	sg = sg.Clean()
 	symptoms, err1 := jsonList(sg.Symptoms)
 	components, err2 := jsonList(sg.Components)
 	cases, err3 := jsonList(encodeCases(sg.Cases))
@@ -228,6 +229,7 @@ func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error
 
 // RecordFeedback implements store.Store.
 func (s *Store) RecordFeedback(ctx context.Context, f store.Feedback) (bool, error) {
+	f = f.Clean()
 	res, err := s.db.ExecContext(ctx, `INSERT INTO feedback
 		(channel, message, case_id, user_id, at, private, vote, query)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)

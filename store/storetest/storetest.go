@@ -4,11 +4,14 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/incidentbot/incidentbot/store"
 )
@@ -70,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FeedbackConcurrent", testFeedbackConcurrent},
 		{"FeedbackRange", testFeedbackRange},
 		{"FeedbackInvalidVote", testFeedbackInvalidVote},
+		{"TextNotUTF8", testTextNotUTF8},
 		{"Reply", testReply},
 		{"ClaimReply", testClaimReply},
 		{"ClaimReplyConcurrent", testClaimReplyConcurrent},
@@ -363,8 +367,40 @@ func testFeedbackRange(t *testing.T, s store.Store) {
 }
 
 func testFeedbackInvalidVote(t *testing.T, s store.Store) {
-	if _, err := s.RecordFeedback(t.Context(), vote("U1", "pg", "meh", 0)); err == nil {
+	_, err := s.RecordFeedback(t.Context(), vote("U1", "pg", "meh", 0))
+	if err == nil {
 		t.Error(`RecordFeedback with vote "meh" succeeded, want an error`)
+	}
+	if !errors.Is(err, store.ErrRejected) {
+		t.Errorf("RecordFeedback with vote %q: %v, want it marked store.ErrRejected (retrying will not help)", "meh", err)
+	}
+}
+
+// testTextNotUTF8: text cut in the middle of a Korean syllable, or carrying
+// a NUL, is stored (made valid), not refused with the whole vote.
+func testTextNotUTF8(t *testing.T, s store.Store) {
+	korean := "결제 API 타임아웃"
+	cut := korean[:len(korean)-1] // the last syllable without its last byte
+	f := vote("U1", "pg", store.Helpful, 1)
+	f.Query = "\xbc" + cut + "\x00 end"
+	if _, err := s.RecordFeedback(t.Context(), f); err != nil {
+		t.Fatalf("RecordFeedback with a cut Korean query: %v", err)
+	}
+	got := mustFeedback(t, s, at(0), at(1000))
+	if len(got) != 1 {
+		t.Fatalf("Feedback = %d votes, want the one recorded", len(got))
+	}
+	q := got[0].Query
+	if !utf8.ValidString(q) || !strings.Contains(q, "결제 API 타임") || strings.ContainsRune(q, 0) || !strings.HasSuffix(q, " end") {
+		t.Errorf("Query stored as %q, want valid UTF-8 keeping the Korean text and the rest, without NUL", q)
+	}
+	sg := suggestion("C123:1.2", at(5))
+	sg.Thread = "17000\xff"
+	if err := s.RecordSuggestion(t.Context(), sg); err != nil {
+		t.Fatalf("RecordSuggestion with a thread that is not UTF-8: %v", err)
+	}
+	if got := mustSuggestions(t, s, at(0), at(1000)); len(got) != 1 || !utf8.ValidString(got[0].Thread) {
+		t.Errorf("Suggestions = %+v, want the one recorded, valid UTF-8", got)
 	}
 }
 
