@@ -236,6 +236,10 @@ type Bot struct {
 
 	searchMu sync.RWMutex
 	health   health
+
+	dropMu   sync.Mutex
+	dropKeys []string      // inbox keys of jobs dropped from a full queue, to mark done
+	dropWake chan struct{} // has a value when dropKeys may have grown
 }
 
 // New makes a bot; Run connects it.
@@ -251,7 +255,8 @@ func New(s Searcher, opts Options) (*Bot, error) {
 	}
 	b := &Bot{search: s, opts: opts, log: opts.Logger, threads: newThreads(20000), shares: newShareCache(2000)}
 	b.health.parts = map[string]partState{}
-	b.q = newQueue(opts.Workers, opts.QueueSize, func() { b.m.dropped.Inc() })
+	b.q = newQueue(opts.Workers, opts.QueueSize, b.dropped)
+	b.dropWake = make(chan struct{}, 1)
 	b.m = newMetrics(opts.Registry, func() float64 { return float64(b.q.len()) })
 	apiOpts := []slack.Option{slack.OptionAppLevelToken(opts.AppToken), slack.OptionHTTPClient(&http.Client{Timeout: 15 * time.Second})}
 	if opts.APIURL != "" {
@@ -307,6 +312,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	b.q.start(workCtx, b.runJob)
+	dropCtx, stopDrop := context.WithCancel(context.WithoutCancel(ctx))
+	dropDone := make(chan struct{})
+	go func() { b.markDropped(dropCtx); close(dropDone) }()
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go b.sweepOrphans(sweepCtx)
@@ -346,6 +354,8 @@ loop:
 		b.log.Warn("shutdown: work still queued after the grace period was dropped", "pending", b.q.len())
 		cancelWork()
 	}
+	stopDrop()
+	<-dropDone
 	return result
 }
 

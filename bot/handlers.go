@@ -67,7 +67,7 @@ func (b *Bot) queueEvent(cb callback, orphan bool) {
 	first := func(ctx context.Context) bool {
 		return orphan || b.opts.Inbox != nil || b.firstTime(ctx, "event:"+cb.EventID, cb.EventID, b.opts.DedupeTTL)
 	}
-	j := job{shard: m.Channel + ":" + thread}
+	j := job{shard: m.Channel + ":" + thread, inbox: cb.EventID}
 	var handle func(ctx context.Context)
 	switch m.Type {
 	case "message":
@@ -79,7 +79,7 @@ func (b *Bot) queueEvent(cb callback, orphan bool) {
 	case "app_mention":
 		handle = func(ctx context.Context) { b.onMention(ctx, &m, orphan) }
 	case "app_home_opened":
-		j = job{shard: "home:" + m.User, dup: "home:" + m.User}
+		j = job{shard: "home:" + m.User, dup: "home:" + m.User, inbox: cb.EventID}
 		handle = func(ctx context.Context) { b.onHomeOpened(ctx, m.User) }
 	default:
 		b.inboxDone(cb.EventID)
@@ -133,6 +133,57 @@ func (b *Bot) inboxDone(id string) {
 	if err := b.opts.Inbox.Done(ctx, id); err != nil {
 		b.m.inboxErrors.Inc()
 		b.log.Warn("marking an event handled failed; another replica may handle it again", "event_id", id, "err", err)
+	}
+}
+
+// maxDroppedKeys bounds the dropped events waiting to be marked done.
+const maxDroppedKeys = 10000
+
+// dropped is called for each job the queue drops. A job dropped from a full
+// lane will never run: its event is marked done in the background, or its
+// lease would be renewed for as long as this replica lives and a replica
+// that later took it over would answer an old alert late. A job pushed
+// after close is left alone: another replica takes it over.
+func (b *Bot) dropped(j job, full bool) {
+	b.m.dropped.Inc()
+	if !full || j.inbox == "" || b.opts.Inbox == nil {
+		return
+	}
+	b.dropMu.Lock()
+	if len(b.dropKeys) >= maxDroppedKeys {
+		b.dropMu.Unlock()
+		b.log.Warn("too many dropped events waiting to be marked handled; another replica may handle this one late", "event_id", j.inbox)
+		return
+	}
+	b.dropKeys = append(b.dropKeys, j.inbox)
+	b.dropMu.Unlock()
+	select {
+	case b.dropWake <- struct{}{}:
+	default:
+	}
+}
+
+// markDropped marks the events of dropped jobs done until ctx ends, and
+// then those still waiting.
+func (b *Bot) markDropped(ctx context.Context) {
+	for {
+		b.dropMu.Lock()
+		keys := b.dropKeys
+		b.dropKeys = nil
+		b.dropMu.Unlock()
+		for _, k := range keys {
+			b.inboxDone(k)
+		}
+		if len(keys) > 0 {
+			b.log.Info("queue full: events dropped and marked handled", "events", len(keys))
+		}
+		select {
+		case <-ctx.Done():
+			if len(keys) == 0 {
+				return
+			}
+		case <-b.dropWake:
+		}
 	}
 }
 

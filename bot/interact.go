@@ -90,7 +90,7 @@ func (b *Bot) queueInteraction(in *interaction, key string) {
 			thread = in.Message.TS
 		}
 	}
-	j := job{shard: channel + ":" + thread}
+	j := job{shard: channel + ":" + thread, inbox: key}
 	var handle func(ctx context.Context)
 	switch {
 	case in.Type == "message_action" && in.CallbackID == ShortcutID:

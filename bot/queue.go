@@ -10,6 +10,7 @@ import (
 type job struct {
 	shard string // jobs with the same shard key run in order, one at a time (a thread)
 	dup   string // jobs with the same dup key repeat each other (the same alert); empty if none
+	inbox string // the event's inbox key, marked done if the job is dropped; empty if none
 	run   func(ctx context.Context)
 }
 
@@ -17,11 +18,13 @@ type job struct {
 // Jobs of one thread land in one lane, so a thread's messages are handled
 // in order and never race to post two replies. Push never blocks: when a
 // lane is full it drops the oldest job that repeats another queued job (or,
-// with none, the lane's oldest job) and counts it.
+// with none, the lane's oldest job) and hands it to drop.
 type queue struct {
 	lanes []*lane
-	drop  func() // called for each dropped job
-	wg    sync.WaitGroup
+	// drop is called for each job dropped: full is true for a job dropped
+	// from a full lane, false for one pushed after close.
+	drop func(j job, full bool)
+	wg   sync.WaitGroup
 }
 
 type lane struct {
@@ -32,7 +35,7 @@ type lane struct {
 	closed bool
 }
 
-func newQueue(workers, size int, drop func()) *queue {
+func newQueue(workers, size int, drop func(j job, full bool)) *queue {
 	q := &queue{drop: drop}
 	per := max(size/workers, 1)
 	for range workers {
@@ -48,15 +51,19 @@ func (q *queue) push(j job) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		q.drop()
+		q.drop(j, false)
 		return
 	}
-	if len(l.jobs) >= l.max {
-		l.jobs = dropOne(l.jobs, j.dup)
-		q.drop()
+	var gone job
+	full := len(l.jobs) >= l.max
+	if full {
+		l.jobs, gone = dropOne(l.jobs, j.dup)
 	}
 	l.jobs = append(l.jobs, j)
 	l.mu.Unlock()
+	if full {
+		q.drop(gone, true)
+	}
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -64,8 +71,9 @@ func (q *queue) push(j job) {
 }
 
 // dropOne removes the oldest job that another queued job (or the incoming
-// one, whose dup key is incoming) repeats; failing that, the oldest job.
-func dropOne(jobs []job, incoming string) []job {
+// one, whose dup key is incoming) repeats; failing that, the oldest job. It
+// returns the jobs left and the one removed.
+func dropOne(jobs []job, incoming string) ([]job, job) {
 	count := map[string]int{}
 	if incoming != "" {
 		count[incoming]++
@@ -77,10 +85,10 @@ func dropOne(jobs []job, incoming string) []job {
 	}
 	for i, j := range jobs {
 		if j.dup != "" && count[j.dup] > 1 {
-			return append(jobs[:i], jobs[i+1:]...)
+			return append(jobs[:i], jobs[i+1:]...), j
 		}
 	}
-	return jobs[1:]
+	return jobs[1:], jobs[0]
 }
 
 // len returns the number of queued jobs.

@@ -8,7 +8,7 @@ import (
 
 func TestQueueDropsOldestDuplicateWhenFull(t *testing.T) {
 	dropped := 0
-	q := newQueue(1, 3, func() { dropped++ })
+	q := newQueue(1, 3, func(job, bool) { dropped++ })
 	var mu sync.Mutex
 	var ran []string
 	mk := func(name, dup string) job {
