@@ -232,6 +232,7 @@ type Bot struct {
 	inboxDownUntil atomic.Int64 // unix nanoseconds; inbox puts are skipped until then
 	threads        *threads
 	channels       *channelCache
+	replies        *firstReply
 	shares         *shareCache
 
 	searchMu sync.RWMutex
@@ -269,6 +270,7 @@ func New(s Searcher, opts Options) (*Bot, error) {
 	b.api = slack.New(opts.BotToken, apiOpts...)
 	b.post = newPoster(b.api, opts.PostEvery, b.log, b.m)
 	b.channels = newChannelCache(b.api, opts.ChannelPatterns, opts.ChannelIDs)
+	b.replies = &firstReply{state: opts.State, ttl: opts.ClaimTTL, find: b.ownReply, now: time.Now, log: b.log}
 	return b, nil
 }
 

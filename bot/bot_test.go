@@ -105,6 +105,19 @@ type harness struct {
 	ts    int
 	mu    sync.Mutex
 	count int
+
+	stopOnce sync.Once
+	runErr   error
+}
+
+// shutdown stops the bot as SIGTERM does and returns Run's result: once it
+// returns, every queued event has been handled.
+func (h *harness) shutdown() error {
+	h.stopOnce.Do(func() {
+		h.stop()
+		h.runErr = <-h.done
+	})
+	return h.runErr
 }
 
 // start runs a bot against a fake Slack. The bot is stopped and its
@@ -144,8 +157,7 @@ func startWith(t *testing.T, fake *slackfake.Server, tweak func(*bot.Options)) *
 	go func() { done <- b.Run(ctx) }()
 	h := &harness{t: t, fake: fake, bot: b, rec: rec, stop: cancel, done: done, ts: 1732870000}
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := h.shutdown(); err != nil {
 			t.Errorf("Run returned %v", err)
 		}
 	})

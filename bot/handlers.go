@@ -394,12 +394,12 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 		return
 	}
 	lang := b.langOf(a.text, ans.Lang)
-	existing, has, err := b.opts.State.GetReply(ctx, a.channel, a.thread)
+	existing, st, err := b.replies.look(ctx, a.channel, a.thread, a.orphan)
 	if err != nil {
 		b.log.Warn("reply state unavailable", "channel", a.channel, "err", err)
 	}
 	if len(ans.Results) == 0 {
-		if a.mention && !has {
+		if a.mention && st == threadOpen {
 			blocks, fallback := renderText(say(lang, "none"))
 			if _, err := b.post.post(ctx, a.channel, a.thread, blocks, fallback); err != nil {
 				b.log.Warn("reply failed", "channel", a.channel, "err", err)
@@ -409,23 +409,11 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 	}
 	ids := caseIDs(ans.Results)
 	blocks, fallback := renderReply(ans.Results, lang, replyOptions{feedback: true, showMore: true})
-	takeover := false
-	if has && existing.ReplyTS == "" {
-		// Someone began posting this thread's first reply. While that is
-		// fresh, it is theirs; when they stopped (an orphan, or a marker
-		// older than a claim), Slack says whether the reply went out.
-		if !a.orphan && time.Since(existing.Updated) < b.opts.ClaimTTL {
-			b.m.suppressed.WithLabelValues("thread_claimed").Inc()
-			return
-		}
-		if ts := b.ownReply(ctx, a.channel, a.thread); ts != "" {
-			existing.ReplyTS = ts
-			b.putReply(ctx, existing)
-		} else {
-			has, takeover = false, true
-		}
-	}
-	if has {
+	switch st {
+	case threadBusy:
+		b.m.suppressed.WithLabelValues("thread_claimed").Inc()
+		return
+	case threadAnswered:
 		if slices.Equal(ids, existing.CaseIDs) {
 			b.m.suppressed.WithLabelValues("same_matches").Inc()
 			if a.mention && a.user != "" {
@@ -440,7 +428,7 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 			return
 		}
 		existing.CaseIDs, existing.Lang = ids, string(lang)
-		b.putReply(ctx, existing)
+		b.replies.put(ctx, existing)
 		b.m.updated.Inc()
 		b.record(a, ans, lang)
 		return
@@ -455,36 +443,25 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 			return
 		}
 	}
-	// Wait for the channel's turn first, so the claim below is held only
-	// while posting: a claim that outlived a long wait could expire under
-	// another replica's feet.
+	// Wait for the channel's turn first, so the claim is held only while
+	// posting: a claim that outlived a long wait could expire under another
+	// replica's feet.
 	if err := b.post.wait(ctx, a.channel); err != nil {
 		return
 	}
-	if !takeover {
-		ok, err := b.opts.State.ClaimReply(ctx, a.channel, a.thread, b.opts.ClaimTTL)
-		if err != nil {
-			b.log.Warn("reply claim unavailable; posting", "channel", a.channel, "err", err)
-			ok = true
-		}
-		if !ok {
-			b.m.suppressed.WithLabelValues("thread_claimed").Inc()
-			return
-		}
-	}
-	// Mark the reply as being posted, so that whoever takes this over after
-	// a crash knows to ask Slack before posting again.
-	pending := Reply{Channel: a.channel, Thread: a.thread, Lang: string(lang), CaseIDs: ids}
-	b.putReply(ctx, pending)
-	ts, err := b.post.postNow(ctx, a.channel, a.thread, blocks, fallback)
-	if err != nil {
+	reply := Reply{Channel: a.channel, Thread: a.thread, Lang: string(lang), CaseIDs: ids}
+	sent, err := b.replies.post(ctx, reply, st == threadTakeover, func(ctx context.Context) (string, error) {
+		return b.post.postNow(ctx, a.channel, a.thread, blocks, fallback)
+	})
+	switch {
+	case !sent:
+		b.m.suppressed.WithLabelValues("thread_claimed").Inc()
+	case err != nil:
 		b.log.Warn("reply failed", "channel", a.channel, "err", err)
-		return
+	default:
+		b.m.posted.Inc()
+		b.record(a, ans, lang)
 	}
-	pending.ReplyTS = ts
-	b.putReply(ctx, pending)
-	b.m.posted.Inc()
-	b.record(a, ans, lang)
 }
 
 // ownReply asks Slack for the bot's reply in a thread, for the rare case
@@ -506,12 +483,6 @@ func (b *Bot) ownReply(ctx context.Context, channel, thread string) string {
 		}
 	}
 	return ""
-}
-
-func (b *Bot) putReply(ctx context.Context, r Reply) {
-	if err := b.opts.State.PutReply(ctx, r); err != nil {
-		b.log.Warn("saving reply state failed", "channel", r.Channel, "err", err)
-	}
 }
 
 func caseIDs(rs []matcher.Result) []string {

@@ -214,26 +214,6 @@ func TestEditUpdatesOnlyWhenMatchesChange(t *testing.T) {
 	}
 }
 
-func TestPrivateChannelTextStaysThere(t *testing.T) {
-	h := start(t, nil)
-	ev := h.event("korean", privChannel)
-	ev["channel_type"] = "group"
-	h.ack(h.fake.SendEvent(ev))
-	h.reply(ev)
-	for _, c := range h.fake.Calls("") {
-		if c.Channel != "" && c.Channel != privChannel && strings.Contains(c.Text+blocksText(c), "HikariPool") {
-			t.Errorf("private text posted to %s", c.Channel)
-		}
-	}
-	got, err := h.rec.waitSuggestions(h.waitCtx(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 || !got[0].Private {
-		t.Errorf("suggestion not marked private: %+v", got)
-	}
-}
-
 func TestBadTokensStopAtStart(t *testing.T) {
 	for _, tc := range []struct{ app, botTok, want string }{
 		{"", "xoxb-1", "SLACK_APP_TOKEN is not set"},

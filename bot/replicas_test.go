@@ -1,0 +1,323 @@
+package bot_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/incidentbot/incidentbot/bot"
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/digest"
+	"github.com/incidentbot/incidentbot/internal/pgtest"
+	"github.com/incidentbot/incidentbot/internal/slackfake"
+	"github.com/incidentbot/incidentbot/store"
+	"github.com/incidentbot/incidentbot/store/postgres"
+	"github.com/incidentbot/incidentbot/store/sqlite"
+)
+
+// storeState is a bot.State over the activity store, as cmd wires it: each
+// replica is an owner with its own handle on the shared database.
+type storeState struct {
+	s     store.Store
+	owner string
+}
+
+func (st storeState) Claim(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	return st.s.Claim(ctx, key, st.owner, ttl)
+}
+
+func (st storeState) ClaimReply(ctx context.Context, channel, thread string, ttl time.Duration) (bool, error) {
+	return st.s.ClaimReply(ctx, channel, thread, st.owner, ttl)
+}
+
+func (st storeState) PutReply(ctx context.Context, r bot.Reply) error {
+	return st.s.PutReply(ctx, store.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs, Updated: time.Now().UTC()})
+}
+
+func (st storeState) GetReply(ctx context.Context, channel, thread string) (bot.Reply, bool, error) {
+	r, ok, err := st.s.GetReply(ctx, channel, thread)
+	return bot.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs, Updated: r.Updated}, ok, err
+}
+
+// backends open handles on one shared store: a SQLite file, and a
+// PostgreSQL schema when INCIDENTBOT_TEST_DATABASE_URL is set.
+var backends = []struct {
+	name string
+	open func(t *testing.T) func() store.Store
+}{
+	{"sqlite", func(t *testing.T) func() store.Store {
+		path := filepath.Join(t.TempDir(), "activity.db")
+		return func() store.Store {
+			s, err := sqlite.Open(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	}},
+	{"postgres", func(t *testing.T) func() store.Store {
+		url := pgtest.Schema(t, "bot")
+		return func() store.Store {
+			s, err := postgres.Open(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	}},
+}
+
+// TestOneReplyPerThreadAcrossReplicas contests the reply claim and the
+// being-posted marker: two replicas share one store, and each thread gets
+// two events at once, its alert at one replica and a message in the thread
+// at the other. Both match and race to post the thread's first reply. The
+// replies are counted after both replicas drained their queues and stopped.
+func TestOneReplyPerThreadAcrossReplicas(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend.name, func(t *testing.T) {
+			open := backend.open(t)
+			fake := slackfake.New()
+			t.Cleanup(fake.Close)
+			const channels, perChannel = 6, 4
+			for i := range channels {
+				fake.AddChannel(fmt.Sprintf("C0RACE%d", i), fmt.Sprintf("inc-race-%d", i), false)
+			}
+			var replicas []*harness
+			for i := range 2 {
+				st := storeState{s: open(), owner: fmt.Sprintf("replica-%d", i)}
+				replicas = append(replicas, startWith(t, fake, func(o *bot.Options) {
+					o.State, o.PostEvery, o.Workers = st, time.Millisecond, 8
+					// Every alert here is the same alert again; answer each.
+					o.AlertRepeat = time.Nanosecond
+				}))
+				if err := fake.WaitConnected(replicas[0].waitCtx(), i+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h := replicas[0]
+			type thread struct{ channel, ts string }
+			var threads []thread
+			var envs []string
+			for n := range perChannel {
+				for c := range channels {
+					ch := fmt.Sprintf("C0RACE%d", c)
+					alert := h.event("alertmanager", ch)
+					follow := map[string]any{"type": "message", "user": "U0ONCALL", "channel": ch, "channel_type": "channel",
+						"ts": fmt.Sprintf("%s%d", alert["ts"].(string)[:14], 900+n), "thread_ts": alert["ts"],
+						"text": "pods keep getting OOMKilled and restart in CrashLoopBackOff, exit code 137"}
+					threads = append(threads, thread{ch, alert["ts"].(string)})
+					envs = append(envs, fake.SendTo(0).SendEvent(alert), fake.SendTo(1).SendEvent(follow))
+				}
+			}
+			for _, id := range envs {
+				h.ack(id)
+			}
+			for _, th := range threads {
+				h.reply(map[string]any{"channel": th.channel, "ts": th.ts})
+			}
+			// The quiet period: both replicas finish every queued event and
+			// stop; nothing can be posted after this.
+			for i, r := range replicas {
+				if err := r.shutdown(); err != nil {
+					t.Fatalf("replica %d: %v", i, err)
+				}
+			}
+			dup := 0
+			for _, th := range threads {
+				if n := h.repliesIn(map[string]any{"channel": th.channel, "ts": th.ts}); n != 1 {
+					t.Errorf("thread %s in %s got %d replies from two replicas, want 1", th.ts, th.channel, n)
+					dup++
+				}
+			}
+			t.Logf("%d threads, each with an event at both replicas: %d with more than one reply", len(threads), dup)
+		})
+	}
+}
+
+// storeRecorder records into the activity store, as cmd wires it, and
+// tells rec, which the test waits on.
+type storeRecorder struct {
+	s   store.Store
+	rec *recorder
+}
+
+func (r storeRecorder) RecordSuggestion(s bot.Suggestion) {
+	out := store.Suggestion{Key: s.Key, Time: s.Time, Channel: s.Channel, Private: s.Private, Thread: s.Thread,
+		Source: store.Source(s.Source), Lang: string(s.Lang), Symptoms: s.Symptoms, Components: s.Components}
+	for _, c := range s.Cases {
+		out.Cases = append(out.Cases, store.ScoredCase{CaseID: c.ID, Score: c.Score})
+	}
+	if err := r.s.RecordSuggestion(context.Background(), out); err != nil {
+		panic(err)
+	}
+	r.rec.RecordSuggestion(s)
+}
+
+func (r storeRecorder) RecordFeedback(f bot.Feedback) {
+	vote := store.NotRelevant
+	if f.Helpful {
+		vote = store.Helpful
+	}
+	if _, err := r.s.RecordFeedback(context.Background(), store.Feedback{Time: f.Time, Channel: f.Channel, Private: f.Private,
+		Message: f.Message, User: f.User, CaseID: f.CaseID, Vote: vote, Query: f.Query}); err != nil {
+		panic(err)
+	}
+	r.rec.RecordFeedback(f)
+}
+
+// TestPrivacyFromChannelInfo: Slack's channel info is the only thing that
+// says two channels are private (their ids do not say, and no event
+// carries a channel_type). A message, a shortcut and a vote there stay
+// there: out of every other channel's digest and out of every post
+// elsewhere, while a public channel's alert, answered in the same test,
+// shows up in both.
+func TestPrivacyFromChannelInfo(t *testing.T) {
+	const (
+		hushInc   = "C0HUSHINC" // inc-hush: a private incident channel
+		hushChat  = "C0HUSH"    // hush-room: a private channel, not an incident one
+		secretRef = "ledger-zebra-7"
+	)
+	fake := slackfake.New()
+	t.Cleanup(fake.Close)
+	fake.AddChannel(hushInc, "inc-hush", true)
+	fake.AddChannel(hushChat, "hush-room", true)
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "activity.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec := newRecorder()
+	h := startWith(t, fake, func(o *bot.Options) { o.Recorder = storeRecorder{st, rec} })
+
+	// A public alert, answered in its channel.
+	pub := h.event("alertmanager", incChannel)
+	h.ack(h.fake.SendEvent(pub))
+	h.reply(pub)
+
+	// A message in the private incident channel, without channel_type.
+	msg := h.event("korean", hushInc)
+	delete(msg, "channel_type")
+	msg["text"] = msg["text"].(string) + " " + secretRef
+	h.ack(h.fake.SendEvent(msg))
+	reply := h.reply(msg)
+	// Someone marks a case of that reply not relevant.
+	h.ack(h.fake.SendInteractive(blockAction("U0VOTER", hushInc, reply, "feedback_not_relevant", "tl-001", "case:tl-001:actions")))
+	if _, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "chat.update" && c.TS == reply.TS }); err != nil {
+		t.Fatalf("vote not acknowledged: %v", err)
+	}
+
+	// The shortcut on a message in the private chat channel, shared there.
+	sc := h.event("pagerduty", hushChat)
+	delete(sc, "channel_type")
+	sc["text"] = "billing is down " + secretRef
+	h.ack(h.fake.SendInteractive(map[string]any{
+		"type": "message_action", "callback_id": bot.ShortcutID, "trigger_id": "trig-9",
+		"user": map[string]any{"id": "U0ASKER"}, "channel": map[string]any{"id": hushChat, "name": "hush-room"}, "message": sc,
+	}))
+	eph, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "chat.postEphemeral" && c.Channel == hushChat })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ack(h.fake.SendInteractive(map[string]any{
+		"type": "block_actions", "user": map[string]any{"id": "U0ASKER"}, "channel": map[string]any{"id": hushChat},
+		"container":    map[string]any{"type": "message", "is_ephemeral": true, "channel_id": hushChat},
+		"response_url": h.fake.ResponseURL(),
+		"actions":      []any{map[string]any{"type": "button", "action_id": "share_in_thread", "block_id": "reply:actions", "value": shareValue(t, eph)}},
+	}))
+	h.reply(sc)
+
+	// Everything was recorded, the private ones as private: the public
+	// alert, the private message, the shortcut and its share.
+	ctx := h.waitCtx()
+	if _, err := rec.waitSuggestions(ctx, 4); err != nil {
+		t.Fatalf("suggestions not recorded: %v", err)
+	}
+	week := digest.WeekBefore(time.Now().Add(time.Hour), time.UTC) // the seven days to now
+	sugs, err := st.Suggestions(ctx, week.From, week.To)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sugs) != 4 {
+		t.Fatalf("%d suggestions recorded, want 4: %+v", len(sugs), sugs)
+	}
+	for _, s := range sugs {
+		if (s.Channel == hushInc || s.Channel == hushChat) != s.Private {
+			t.Errorf("suggestion in %s recorded with private=%v", s.Channel, s.Private)
+		}
+	}
+	fb, err := st.Feedback(ctx, week.From, week.To)
+	if err != nil || len(fb) != 1 || !fb[0].Private {
+		t.Errorf("vote in the private channel recorded as %+v, %v", fb, err)
+	}
+
+	// The public channel's digest counts the public alert only; the
+	// private channel's own digest counts its own activity.
+	set, err := cases.Load("../matcher/testdata/library", cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(set)
+	sched := digest.New(digest.Options{Store: st, Library: func() *cases.Library { return lib }})
+	pubDigest, err := sched.Compose(ctx, incChannel, week, cases.English)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pubDigest.Suggestions != 1 || pubDigest.Channels != 1 || len(pubDigest.NotRelevant) != 0 {
+		t.Errorf("public digest counts %d suggestions in %d channels and %d not-relevant cases; want the one public alert and no vote",
+			pubDigest.Suggestions, pubDigest.Channels, len(pubDigest.NotRelevant))
+	}
+	own, err := sched.Compose(ctx, hushInc, week, cases.English)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.Suggestions != 2 || len(own.NotRelevant) != 1 {
+		t.Errorf("the private channel's own digest counts %d suggestions and %d not-relevant cases, want 2 (the public alert and its own message) and 1", own.Suggestions, len(own.NotRelevant))
+	}
+	if _, err := h.bot.PostDigest(ctx, incChannel, pubDigest); err != nil {
+		t.Fatal(err)
+	}
+
+	// Nothing from the private channels was posted anywhere else, and
+	// something was: the public reply and the digest.
+	elsewhere := 0
+	for _, c := range h.fake.Calls("") {
+		if c.Channel == "" || c.Channel == hushInc || c.Channel == hushChat {
+			continue
+		}
+		if strings.HasPrefix(c.Method, "chat.") {
+			elsewhere++
+		}
+		body := c.Text + blocksText(c)
+		for _, leak := range []string{secretRef, "HikariPool", "billing is down"} {
+			if strings.Contains(body, leak) {
+				t.Errorf("%s to %s carries %q from a private channel", c.Method, c.Channel, leak)
+			}
+		}
+	}
+	if elsewhere < 2 {
+		t.Errorf("%d posts outside the private channels: the leak check saw nothing", elsewhere)
+	}
+}
+
+// shareValue is the value of the "Share in thread" button of a shortcut's
+// answer.
+func shareValue(t *testing.T, eph slackfake.Call) string {
+	t.Helper()
+	for _, b := range eph.Blocks {
+		if b["type"] != "actions" {
+			continue
+		}
+		for _, e := range b["elements"].([]any) {
+			if el := e.(map[string]any); el["action_id"] == "share_in_thread" {
+				return el["value"].(string)
+			}
+		}
+	}
+	t.Fatalf("no share button in the shortcut's answer:\n%s", blocksText(eph))
+	return ""
+}
