@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"path"
 	"strings"
@@ -291,6 +293,16 @@ func (b *Bot) searcher() Searcher {
 // Healthy reports whether the Socket Mode connection is up.
 func (b *Bot) Healthy() bool { return b.connected.Load() }
 
+// isNetworkError reports whether err is a failure to reach a server at all
+// (DNS, refused or reset connections, timeouts), as opposed to an answer.
+func isNetworkError(err error) bool {
+	var ne net.Error
+	var dns *net.DNSError
+	var op *net.OpError
+	return errors.As(err, &dns) || errors.As(err, &op) || (errors.As(err, &ne) && ne.Timeout()) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
 // ErrAuth is returned when Slack rejects the tokens.
 var ErrAuth = errors.New("slack rejected the tokens")
 
@@ -305,7 +317,10 @@ func (b *Bot) Run(ctx context.Context) error {
 		if errors.As(err, &se) {
 			return fmt.Errorf("%w: auth.test said %q: check SLACK_BOT_TOKEN", ErrAuth, se.Err)
 		}
-		return fmt.Errorf("auth.test: %w: check SLACK_BOT_TOKEN and that Slack is reachable", err)
+		if isNetworkError(err) {
+			return fmt.Errorf("cannot reach Slack: %w: check the network, DNS and proxy settings (HTTPS_PROXY); the token was not checked", err)
+		}
+		return fmt.Errorf("auth.test: %w: Slack answered but not as expected; check SLACK_API_URL if set, else try again", err)
 	}
 	b.userID, b.botID = auth.UserID, auth.BotID
 	b.log.Info("connected to slack web api", "team", auth.Team, "bot_user", auth.UserID, "bot_id", auth.BotID)

@@ -29,6 +29,13 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
+// loggedError is a fatal error already written to the log (in the log's
+// format); main only turns it into the exit code.
+type loggedError struct{ err error }
+
+func (e loggedError) Error() string { return e.err.Error() }
+func (e loggedError) Unwrap() error { return e.err }
+
 // env gives the environment; tests pass their own.
 type env struct {
 	stdin          io.Reader
@@ -50,11 +57,18 @@ func main() {
 func run(ctx context.Context, args []string, e env) int {
 	err := execute(ctx, args, e)
 	var ue usageError
+	var le loggedError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, errHelp):
 		return exitOK
+	case errors.As(err, &le):
+		// Already written through the command's logger.
+		if errors.As(le.err, &ue) {
+			return exitUsage
+		}
+		return exitError
 	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "incidentbot: %s\n", ue.msg)
 		return exitUsage

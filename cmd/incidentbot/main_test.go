@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -238,6 +239,10 @@ func TestSIGTERMDrainsAndExitsZero(t *testing.T) {
 	if code := waitStatus(ctx, "http://"+addr+"/readyz", 200); code != 200 {
 		t.Errorf("/readyz = %d while connected with the store up", code)
 	}
+	// The build is a metric label (issue 12, item 22).
+	if body := httpBody(ctx, t, "http://"+addr+"/metrics"); !strings.Contains(body, `incidentbot_build_info{goversion="go`) {
+		t.Errorf("/metrics has no incidentbot_build_info:\n%.500s", body)
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -273,4 +278,19 @@ func httpGet(ctx context.Context, url string) (int, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+func httpBody(ctx context.Context, t *testing.T, url string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -77,14 +77,27 @@ func (c *botCmd) check(o *origin) error {
 }
 
 // Run checks the configuration, then runs the bot until ctx ends.
+// With --log-format json, an error that stops it is written as a JSON log
+// line too, so that every line on stderr is JSON.
 func (c *botCmd) Run(ctx context.Context, e env, o *origin) error {
-	if err := c.check(o); err != nil {
-		return err
-	}
 	log, err := newLogger(e.stderr, c.LogLevel, c.LogFormat)
 	if err != nil {
 		return err
 	}
+	err = c.run(ctx, e, o, log)
+	if err != nil && c.LogFormat == "json" {
+		log.Error("incidentbot stopped", "err", err)
+		return loggedError{err}
+	}
+	return err
+}
+
+func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) error {
+	if err := c.check(o); err != nil {
+		return err
+	}
+	bi := readBuildInfo()
+	log.Info("incidentbot starting", "version", bi.Version, "revision", bi.revision(), "go", bi.GoVersion)
 	targets, err := c.digestFlags.parse()
 	if err != nil {
 		return err
@@ -179,7 +192,7 @@ func (c *botCmd) startLibrary(e env, log *slog.Logger) (*liveLibrary, error) {
 // newBot wires the bot to the library, the store and the digests.
 func (c *botCmd) newBot(e env, log *slog.Logger, lib *liveLibrary, st store.Store, buffered *store.Buffered, owner string, dg *digests) (*bot.Bot, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), readBuildInfo().collector(),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "incidentbot_activity_writes_dropped_total",
 			Help: "Suggestions and votes given up: the write buffer was full, they waited too long, or the store rejected them."},
 			func() float64 { return float64(buffered.Dropped()) }),
@@ -306,7 +319,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, usagef("--log-level must be debug, info, warn or error, got %q", level)
 	}
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: readableDurations}
 	switch format {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
@@ -314,4 +327,13 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, usagef("--log-format must be text or json, got %q", format)
+}
+
+// readableDurations writes durations as "1.5s" rather than nanoseconds
+// (JSON) so that every log format reads the same.
+func readableDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
