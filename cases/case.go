@@ -98,10 +98,28 @@ const (
 )
 
 // Impact says who and what an incident affected, in the words of its write-up.
+// The format writes each part as a plain English string; a case may give
+// {"en", "ko"} instead, and a plain string with Hangul is Korean.
 type Impact struct {
-	Scope  string `json:"scope"`
-	Users  string `json:"users"`
-	Region string `json:"region"`
+	Scope  Text `json:"scope"`
+	Users  Text `json:"users"`
+	Region Text `json:"region"`
+}
+
+// MarshalJSON writes a part that has no Korean as the format's plain string,
+// so that cases read from the format are written back as they were.
+func (im Impact) MarshalJSON() ([]byte, error) {
+	part := func(t Text) any {
+		if t.Ko == "" {
+			return t.En
+		}
+		return t
+	}
+	return json.Marshal(struct {
+		Scope  any `json:"scope"`
+		Users  any `json:"users"`
+		Region any `json:"region"`
+	}{part(im.Scope), part(im.Users), part(im.Region)})
 }
 
 // Review records who wrote a case and whether someone has checked it.

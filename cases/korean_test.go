@@ -1,6 +1,7 @@
 package cases_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/incidentbot/incidentbot/cases"
@@ -29,5 +30,25 @@ func TestNormalizeKoreanSpacing(t *testing.T) {
 		if got := cases.NormalizeKoreanSpacing(tc.in); got != tc.want {
 			t.Errorf("NormalizeKoreanSpacing(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestImpactBilingual: impact parts may be Korean too, and a part with no
+// Korean is written back as the format's plain string.
+func TestImpactBilingual(t *testing.T) {
+	var c cases.Case
+	in := `{"id":"x","title":"t","summary":"s","impact":{"scope":"Checkout API","users":{"en":"All shoppers","ko":"모든 구매자"},"region":"서울 리전"}}`
+	if err := json.Unmarshal([]byte(in), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Impact.Users.In(cases.Korean) != "모든 구매자" || c.Impact.Region.Ko != "서울 리전" || c.Impact.Scope.En != "Checkout API" {
+		t.Fatalf("impact read as %+v", c.Impact)
+	}
+	out, err := json.Marshal(c.Impact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"scope":"Checkout API","users":{"en":"All shoppers","ko":"모든 구매자"},"region":{"en":"","ko":"서울 리전"}}`; string(out) != want {
+		t.Errorf("impact written as %s, want %s", out, want)
 	}
 }

@@ -51,8 +51,8 @@ var caseWords = map[cases.Lang]map[string]string{
 func printCase(w io.Writer, tax *cases.Taxonomy, c *cases.Case, lang cases.Lang) {
 	t := caseWords[lang]
 	fmt.Fprintf(w, "%s · %s · %s\n%s\n", c.ID, c.Org, c.Date, c.Title.In(lang))
-	if c.Impact.Scope != "" || c.Impact.Users != "" || c.Impact.Region != "" {
-		fmt.Fprintf(w, "\n%s: %s", t["impact"], strings.Join(nonEmpty(c.Impact.Scope, c.Impact.Users, c.Impact.Region), " · "))
+	if im := nonEmpty(c.Impact.Scope.In(lang), c.Impact.Users.In(lang), c.Impact.Region.In(lang)); len(im) > 0 {
+		fmt.Fprintf(w, "\n%s: %s", t["impact"], strings.Join(im, " · "))
 		var tl []string
 		if d := c.Timeline.DetectedAfter; d != nil && d.Err == nil {
 			tl = append(tl, t["detected"]+" "+d.String())
