@@ -122,6 +122,7 @@ type Options struct {
 	Top         int           // cases per reply; default 3
 	DefaultLang cases.Lang    // reply language when the text does not tell; default en
 	Workers     int           // default 4
+	MaxCommands int           // slash commands answered at once; more get a "busy" answer; default 32
 	QueueSize   int           // default 1000
 	PostEvery   time.Duration // per-channel pacing; default 1s
 	Grace       time.Duration // shutdown drain; default 10s
@@ -157,6 +158,9 @@ func (o *Options) defaults() {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 4
+	}
+	if o.MaxCommands <= 0 {
+		o.MaxCommands = 32
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = 1000
@@ -240,6 +244,8 @@ type Bot struct {
 	searchMu sync.RWMutex
 	health   health
 
+	slashSem chan struct{} // one value per slash command being answered
+
 	dropMu   sync.Mutex
 	dropKeys []string      // inbox keys of jobs dropped from a full queue, to mark done
 	dropWake chan struct{} // has a value when dropKeys may have grown
@@ -271,6 +277,8 @@ func New(s Searcher, opts Options) (*Bot, error) {
 	}
 	b.api = slack.New(opts.BotToken, apiOpts...)
 	b.post = newPoster(b.api, opts.PostEvery, b.log, b.m)
+	b.post.allowResponses(opts.APIURL)
+	b.slashSem = make(chan struct{}, opts.MaxCommands)
 	b.channels = newChannelCache(b.api, opts.ChannelPatterns, opts.ChannelIDs)
 	b.replies = &firstReply{state: opts.State, ttl: opts.ClaimTTL, find: b.ownReply, now: time.Now, log: b.log}
 	return b, nil

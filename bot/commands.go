@@ -30,7 +30,20 @@ func (b *Bot) onSlashCommand(ctx context.Context, req *socketmode.Request) {
 		b.log.Warn("slash command payload not understood", "envelope_id", req.EnvelopeID, "err", err)
 		return
 	}
+	// Each command takes two goroutines (the answer, and the wait for it
+	// against Slack's deadline) for up to 30 s: bound how many run, so that
+	// a flood of commands cannot pile them up.
+	select {
+	case b.slashSem <- struct{}{}:
+	default:
+		b.m.suppressed.WithLabelValues("commands_busy").Inc()
+		b.log.Warn("too many slash commands at once; answered busy", "max", cap(b.slashSem))
+		lang := b.langOf(cmd.Text, matcher.DetectLang(cmd.Text))
+		b.ack(ctx, req, ephemeralPayload(renderText(say(lang, "busy"))))
+		return
+	}
 	go func() {
+		defer func() { <-b.slashSem }()
 		defer func() {
 			if r := recover(); r != nil {
 				b.m.panics.Inc()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync"
 	"time"
 
@@ -20,6 +21,10 @@ type poster struct {
 	retries  int
 	log      *slog.Logger
 	m        *metrics
+
+	// respondTo are the prefixes a response_url may have: Slack's, and the
+	// configured API's origin (a test's fake Slack).
+	respondTo []string
 
 	mu   sync.Mutex
 	next map[string]time.Time // channel -> earliest time of its next post
@@ -156,8 +161,44 @@ func (p *poster) ephemeral(ctx context.Context, channel, user, threadTS string, 
 	})
 }
 
-// respond posts to an interaction's response_url.
+// slackResponseURL is the prefix of every response_url Slack gives out.
+const slackResponseURL = "https://hooks.slack.com/"
+
+// errResponseURL is returned for a response_url that is not Slack's.
+var errResponseURL = errors.New("response_url is not Slack's (https://hooks.slack.com/): not posting to it")
+
+// allowResponses sets the response_url prefixes allowed besides Slack's:
+// the origin (scheme and host) of apiURL, when it is not Slack's own.
+func (p *poster) allowResponses(apiURL string) {
+	p.respondTo = []string{slackResponseURL}
+	if u, err := url.Parse(apiURL); err == nil && u.Host != "" && u.Host != "slack.com" && (u.Scheme == "https" || u.Scheme == "http") {
+		p.respondTo = append(p.respondTo, u.Scheme+"://"+u.Host+"/")
+	}
+}
+
+// respondable reports whether responseURL is one the bot may post to. A
+// response_url comes from the payload, which the inbox stores and another
+// replica may read back: posting to any URL it names would send the bot's
+// answers, and Slack's token, wherever it says.
+func (p *poster) respondable(responseURL string) bool {
+	u, err := url.Parse(responseURL)
+	if err != nil || u.User != nil || u.Host == "" {
+		return false
+	}
+	norm := u.Scheme + "://" + u.Host + "/"
+	for _, prefix := range p.respondTo {
+		if norm == prefix {
+			return true
+		}
+	}
+	return false
+}
+
+// respond posts to an interaction's response_url, if it is Slack's.
 func (p *poster) respond(ctx context.Context, responseURL string, blocks []slack.Block, fallback string, extra ...slack.MsgOption) error {
+	if !p.respondable(responseURL) {
+		return errResponseURL
+	}
 	opts := append([]slack.MsgOption{slack.MsgOptionResponseURL(responseURL, slack.ResponseTypeEphemeral)}, extra...)
 	return p.call(ctx, "response_url", "", false, func(ctx context.Context) error {
 		_, _, err := p.api.PostMessageContext(ctx, "", msgOptions(blocks, fallback, opts...)...)
