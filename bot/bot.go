@@ -244,7 +244,8 @@ type Bot struct {
 	searchMu sync.RWMutex
 	health   health
 
-	slashSem chan struct{} // one value per slash command being answered
+	slashSem chan struct{}    // one value per slash command being answered
+	pending  chan *pendingAck // envelopes being recorded, to ack in order
 
 	dropMu   sync.Mutex
 	dropKeys []string      // inbox keys of jobs dropped from a full queue, to mark done
@@ -349,6 +350,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	defer stopSock()
 	runErr := make(chan error, 1)
 	go func() { runErr <- b.client.RunContext(sockCtx) }()
+	b.pending = make(chan *pendingAck, maxPendingAcks)
+	acked := make(chan struct{})
+	go func() { b.ackInOrder(ctx); close(acked) }()
 
 	var result error
 loop:
@@ -368,6 +372,8 @@ loop:
 			b.handle(ctx, evt)
 		}
 	}
+	close(b.pending) // ack what was recorded before the connection closes
+	<-acked
 	b.connected.Store(false)
 	stopSock()
 
@@ -414,12 +420,14 @@ func (b *Bot) handle(ctx context.Context, evt socketmode.Event) {
 		b.ackBadMessage(ctx, evt)
 	case socketmode.EventTypeEventsAPI:
 		if evt.Request != nil {
-			b.onEventsAPI(ctx, evt.Request) // records, then acks
+			b.onEventsAPI(ctx, evt.Request) // records, then acks, timing the ack itself
 		}
+		return
 	case socketmode.EventTypeInteractive:
 		if evt.Request != nil {
-			b.onInteractive(ctx, evt.Request) // records, then acks
+			b.onInteractive(ctx, evt.Request) // records, then acks, timing the ack itself
 		}
+		return
 	case socketmode.EventTypeSlashCommand:
 		b.onSlashCommand(ctx, evt.Request) // acks with the answer
 	default:

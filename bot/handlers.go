@@ -32,16 +32,53 @@ func (b *Bot) onEventsAPI(ctx context.Context, req *socketmode.Request) {
 		b.log.Warn("events api payload is not JSON", "envelope_id", req.EnvelopeID, "err", err)
 		return
 	}
-	fresh := b.inboxPut(ctx, cb.EventID, kindEvent, req.Payload)
-	b.ack(ctx, req, nil)
-	if req.RetryAttempt > 0 {
-		b.log.Info("slack redelivered an event", "event_id", cb.EventID, "retry_attempt", req.RetryAttempt, "retry_reason", req.RetryReason)
+	b.recordThenAck(ctx, req, cb.EventID, kindEvent, func(fresh bool) {
+		if req.RetryAttempt > 0 {
+			b.log.Info("slack redelivered an event", "event_id", cb.EventID, "retry_attempt", req.RetryAttempt, "retry_reason", req.RetryReason)
+		}
+		if !fresh {
+			b.m.suppressed.WithLabelValues("redelivery").Inc()
+			return
+		}
+		b.queueEvent(cb, false)
+	})
+}
+
+// pendingAck is an envelope whose inbox record is being written: once it
+// is, the envelope is acked and then is called.
+type pendingAck struct {
+	req  *socketmode.Request
+	at   time.Time // when the envelope was taken
+	put  chan bool // the inbox's answer: whether the event is new
+	then func(fresh bool)
+}
+
+// maxPendingAcks bounds the envelopes whose inbox records are being written
+// at once.
+const maxPendingAcks = 256
+
+// recordThenAck records an envelope's event in the inbox, then acks it and
+// calls then with whether the event is new. The record is written in the
+// background, beside those of the envelopes before and after it, so that a
+// slow database costs each ack at most InboxTimeout instead of delaying
+// every later ack by its own; acks and the work still go in the order the
+// envelopes came (ackInOrder).
+func (b *Bot) recordThenAck(ctx context.Context, req *socketmode.Request, key, kind string, then func(fresh bool)) {
+	p := &pendingAck{req: req, at: time.Now(), put: make(chan bool, 1), then: then}
+	go func() { p.put <- b.inboxPut(ctx, key, kind, req.Payload) }()
+	b.pending <- p
+}
+
+// ackInOrder acks the envelopes recordThenAck was given, in order, each once
+// its record is written (or InboxTimeout passed), until pending is closed.
+func (b *Bot) ackInOrder(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx) // what was recorded is acked, even while stopping
+	for p := range b.pending {
+		fresh := <-p.put
+		b.ack(ctx, p.req, nil)
+		b.m.ackTime.Observe(time.Since(p.at).Seconds())
+		p.then(fresh)
 	}
-	if !fresh {
-		b.m.suppressed.WithLabelValues("redelivery").Inc()
-		return
-	}
-	b.queueEvent(cb, false)
 }
 
 // queueEvent queues the work for an event. orphan is set for an event taken
@@ -112,7 +149,7 @@ func (b *Bot) inboxPut(ctx context.Context, id, kind string, payload []byte) boo
 	if time.Now().UnixNano() < b.inboxDownUntil.Load() {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.opts.InboxTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InboxTimeout)
 	defer cancel()
 	fresh, err := b.opts.Inbox.Put(ctx, id, kind, payload)
 	if err != nil {

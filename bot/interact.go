@@ -63,11 +63,11 @@ func (b *Bot) onInteractive(ctx context.Context, req *socketmode.Request) {
 	if in.TriggerID != "" {
 		key = "ia:" + in.TriggerID
 	}
-	fresh := b.inboxPut(ctx, key, kindInteractive, req.Payload)
-	b.ack(ctx, req, nil)
-	if fresh {
-		b.queueInteraction(&in, key)
-	}
+	b.recordThenAck(ctx, req, key, kindInteractive, func(fresh bool) {
+		if fresh {
+			b.queueInteraction(&in, key)
+		}
+	})
 }
 
 // Kinds of inbox items.

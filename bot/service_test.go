@@ -128,3 +128,60 @@ func TestSlashCommandsBounded(t *testing.T) {
 		t.Errorf("late answers: %v", err)
 	}
 }
+
+// slowInbox is an inbox on a slow database: every Put takes delay (less
+// than InboxTimeout: slow, not failing).
+type slowInbox struct {
+	memInbox
+	delay time.Duration
+	puts  atomic.Int32
+}
+
+func (in *slowInbox) Put(ctx context.Context, key, kind string, payload []byte) (bool, error) {
+	select {
+	case <-time.After(in.delay):
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	in.puts.Add(1)
+	return in.memInbox.Put(ctx, key, kind, payload)
+}
+
+// TestSlowInboxDoesNotDelayAcks: with every inbox write taking 200 ms, a
+// burst of 30 events is acked within Slack's 3 s, each recorded before its
+// ack, none handled without its record and none lost.
+func TestSlowInboxDoesNotDelayAcks(t *testing.T) {
+	in := &slowInbox{memInbox: memInbox{seen: map[string]bool{}, done: map[string]bool{}}, delay: 200 * time.Millisecond}
+	h := start(t, func(o *bot.Options) { o.Inbox, o.InboxTimeout = in, time.Second })
+	var ids []string
+	for i := range 30 {
+		ev := h.event("chatter", incChannel)
+		ids = append(ids, h.fake.SendEventWithID(fmt.Sprint("EvSLOW", i), ev))
+	}
+	var slowest time.Duration
+	for _, id := range ids {
+		h.ack(id)
+		slowest = max(slowest, h.fake.AckTime(id))
+	}
+	if slowest > 2*time.Second {
+		t.Errorf("slowest ack took %v with a 200 ms inbox, want well under Slack's 3 s", slowest)
+	}
+	if n := in.puts.Load(); n != 30 {
+		t.Errorf("%d events recorded before their ack, want 30 (the slow inbox never failed)", n)
+	}
+	// Every event is handled: each is marked done.
+	ctx := h.waitCtx()
+	for {
+		in.mu.Lock()
+		n := len(in.done)
+		in.mu.Unlock()
+		if n == 30 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d of 30 events handled", n)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
