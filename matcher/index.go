@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -18,6 +21,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/incidentbot/incidentbot/cases"
 )
@@ -28,7 +32,7 @@ const analyzerName = "incidentbot_text"
 
 // indexVersion changes whenever the mapping or the analysis changes, so that
 // an index cached on disk by an older version is never reused.
-const indexVersion = "4"
+const indexVersion = "5"
 
 func init() {
 	err := registry.RegisterAnalyzer(analyzerName, func(map[string]any, *registry.Cache) (analysis.Analyzer, error) {
@@ -127,62 +131,199 @@ func caseDoc(c *cases.Case) map[string]any {
 	return doc
 }
 
+// lockWait bounds how long opening a cached index waits for a lock held by
+// another process. Cached indexes are opened read-only, which share the lock,
+// so only a process that holds one for writing (an older version of this
+// program, or another tool) makes it wait.
+var lockWait = 5 * time.Second
+
+// sumName is the file, inside a cached index's directory, that holds the
+// SHA-256 of every other file there. It is written once the index is built;
+// an index whose files no longer match it is not reused.
+const sumName = "incidentbot.sha256"
+
 // buildIndex indexes the library in memory or, when dir is not empty, in a
 // directory there keyed by the library's content: an index built for the
-// same cases by the same version is opened instead of rebuilt.
-func buildIndex(lib *cases.Library, dir, scoring string) (idx bleve.Index, reused bool, err error) {
-	m := newMapping(scoring)
+// same cases by the same version is opened instead of rebuilt. It also
+// returns the index's term counts (see termCounts).
+//
+// A cached index is opened read-only, so other matchers of this process and
+// other processes may open it at the same time. One that another process
+// holds locked past lockWait, or that cannot be written, is replaced by an
+// index in memory; one that is corrupt is rebuilt. Each is logged.
+func buildIndex(lib *cases.Library, dir, scoring string, log *slog.Logger) (idx bleve.Index, df map[string]int, reused bool, err error) {
 	if dir == "" {
-		idx, err = bleve.NewUsing("", m, scorch.Name, scorch.Name, nil)
-		if err != nil {
-			return nil, false, fmt.Errorf("create index: %w", err)
-		}
-		if err := fill(idx, lib); err != nil {
-			idx.Close()
-			return nil, false, err
-		}
-		return idx, false, nil
+		idx, df, err = memoryIndex(lib, scoring)
+		return idx, df, false, err
 	}
 	key := indexKey(lib) + "-v" + indexVersion + "-" + scoring
 	path := filepath.Join(dir, "index-"+key+".bleve")
-	if idx, err := bleve.Open(path); err == nil {
-		if n, err := idx.DocCount(); err == nil && int(n) == lib.Len() {
-			return idx, true, nil
-		}
-		idx.Close()
+	idx, df, err = openCached(path, lib)
+	switch {
+	case err == nil:
+		return idx, df, true, nil
+	case errors.Is(err, bolterrors.ErrTimeout):
+		log.Warn("the cached search index is locked by another process; using an index in memory",
+			"path", path, "waited", lockWait.String(), "err", err)
+		idx, df, err = memoryIndex(lib, scoring)
+		return idx, df, false, err
+	case !errors.Is(err, fs.ErrNotExist):
+		log.Warn("the cached search index cannot be used; rebuilding it", "path", path, "err", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, false, fmt.Errorf("create index directory: %w", err)
+	if err := saveIndex(lib, dir, path, scoring); err != nil {
+		log.Warn("cannot save the search index on disk; using an index in memory", "dir", dir, "err", err)
+		idx, df, err = memoryIndex(lib, scoring)
+		return idx, df, false, err
 	}
-	// Build beside the final path and rename, so a crash mid-build never
-	// leaves a half-built index to be reused.
-	tmp, err := os.MkdirTemp(dir, "building-")
+	removeStale(dir, filepath.Base(path))
+	idx, df, err = openCached(path, lib)
 	if err != nil {
-		return nil, false, fmt.Errorf("create index directory: %w", err)
+		log.Warn("cannot open the search index just built; using an index in memory", "path", path, "err", err)
+		idx, df, err = memoryIndex(lib, scoring)
 	}
-	defer os.RemoveAll(tmp)
-	building := filepath.Join(tmp, "index.bleve")
-	idx, err = bleve.NewUsing(building, m, scorch.Name, scorch.Name, nil)
+	return idx, df, false, err
+}
+
+// memoryIndex builds the library's index in memory.
+func memoryIndex(lib *cases.Library, scoring string) (bleve.Index, map[string]int, error) {
+	idx, err := bleve.NewUsing("", newMapping(scoring), scorch.Name, scorch.Name, nil)
 	if err != nil {
-		return nil, false, fmt.Errorf("create index: %w", err)
+		return nil, nil, fmt.Errorf("create index: %w", err)
 	}
 	if err := fill(idx, lib); err != nil {
 		idx.Close()
-		return nil, false, err
+		return nil, nil, err
+	}
+	df, err := termCounts(idx)
+	if err != nil {
+		idx.Close()
+		return nil, nil, err
+	}
+	return idx, df, nil
+}
+
+// openCached opens the index saved at path for lib, read-only, after
+// checking its files against their recorded digest. A panic of the index
+// code on data the digest did not catch is returned as an error. The error
+// wraps fs.ErrNotExist when there is no index at path, and bbolt's
+// ErrTimeout when another process holds it locked.
+func openCached(path string, lib *cases.Library) (idx bleve.Index, df map[string]int, err error) {
+	if err := verifyIndex(path); err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if idx != nil {
+				idx.Close()
+			}
+			idx, df, err = nil, nil, fmt.Errorf("read index: %v", r)
+		}
+	}()
+	idx, err = bleve.OpenUsing(path, map[string]any{"read_only": true, "bolt_timeout": lockWait.String()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open index: %w", err)
+	}
+	if n, err := idx.DocCount(); err != nil || int(n) != lib.Len() {
+		idx.Close()
+		return nil, nil, fmt.Errorf("index holds %d cases, want %d (%v)", n, lib.Len(), err)
+	}
+	if df, err = termCounts(idx); err != nil {
+		idx.Close()
+		return nil, nil, err
+	}
+	return idx, df, nil
+}
+
+// saveIndex builds the library's index beside path and renames it there, so
+// a crash mid-build never leaves a half-built index to be reused.
+func saveIndex(lib *cases.Library, dir, path, scoring string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create index directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(dir, "building-")
+	if err != nil {
+		return fmt.Errorf("create index directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	building := filepath.Join(tmp, "index.bleve")
+	idx, err := bleve.NewUsing(building, newMapping(scoring), scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return fmt.Errorf("create index: %w", err)
+	}
+	if err := fill(idx, lib); err != nil {
+		idx.Close()
+		return err
 	}
 	if err := idx.Close(); err != nil {
-		return nil, false, fmt.Errorf("write index: %w", err)
+		return fmt.Errorf("write index: %w", err)
+	}
+	sum, err := digestFiles(building)
+	if err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	if err := writeSum(building, sum); err != nil {
+		return fmt.Errorf("write index: %w", err)
 	}
 	os.RemoveAll(path) // a stale or broken index with this key
 	if err := os.Rename(building, path); err != nil {
-		return nil, false, fmt.Errorf("save index: %w", err)
+		return fmt.Errorf("save index: %w", err)
 	}
-	removeStale(dir, filepath.Base(path))
-	idx, err = bleve.Open(path)
+	return nil
+}
+
+func writeSum(path, sum string) error {
+	return os.WriteFile(filepath.Join(path, sumName), []byte(sum+"\n"), 0o644)
+}
+
+// verifyIndex checks the files of the index at path against the digest
+// recorded when it was built.
+func verifyIndex(path string) error {
+	want, err := os.ReadFile(filepath.Join(path, sumName))
 	if err != nil {
-		return nil, false, fmt.Errorf("open index: %w", err)
+		if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+			return fmt.Errorf("no index: %w", fs.ErrNotExist)
+		}
+		return fmt.Errorf("read index digest: %v", err) // not ErrNotExist: the index is there
 	}
-	return idx, false, nil
+	got, err := digestFiles(path)
+	if err != nil {
+		return fmt.Errorf("read index: %w", err)
+	}
+	if got != strings.TrimSpace(string(want)) {
+		return errors.New("the index files do not match their recorded digest: they were changed or damaged")
+	}
+	return nil
+}
+
+// digestFiles hashes the names, sizes and contents of the files below dir,
+// except the digest file itself.
+func digestFiles(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() || rel == sumName {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), info.Size())
+		_, err = io.Copy(h, f)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // indexKey is a digest of what the index holds of a library: ids, the

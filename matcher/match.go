@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"regexp"
 	"slices"
@@ -54,6 +55,9 @@ type Options struct {
 	Mode Mode
 	// Tuning overrides DefaultTuning when set.
 	Tuning *Tuning
+	// Logger receives what goes wrong with the index on disk and is worked
+	// around (a lock held elsewhere, a damaged index rebuilt); nil discards.
+	Logger *slog.Logger
 }
 
 // Matcher answers which cases of a library are most like a text. It is safe
@@ -90,11 +94,14 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 		t := DefaultTuning
 		opts.Tuning = &t
 	}
-	idx, reused, err := buildIndex(lib, opts.IndexDir, opts.Scoring)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	idx, df, reused, err := buildIndex(lib, opts.IndexDir, opts.Scoring, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
-	m := &Matcher{lib: lib, tax: opts.Taxonomy, idx: idx, ext: NewExtractor(opts.Taxonomy), opts: opts, reuse: reused,
+	m := &Matcher{lib: lib, tax: opts.Taxonomy, idx: idx, ext: NewExtractor(opts.Taxonomy), opts: opts, reuse: reused, df: df,
 		byTag: map[string][]*cases.Case{}, idf: map[string]float64{}, keys: map[*cases.Case][]string{}}
 	for _, c := range lib.Cases() {
 		m.keys[c] = tagKeys(c)
@@ -105,10 +112,6 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	n := float64(max(lib.Len(), 1))
 	for k, cs := range m.byTag {
 		m.idf[k] = math.Log(1 + n/float64(len(cs)))
-	}
-	if m.df, err = termCounts(idx); err != nil {
-		idx.Close()
-		return nil, err
 	}
 	return m, nil
 }
