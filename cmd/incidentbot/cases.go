@@ -12,6 +12,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"golang.org/x/term"
+	"golang.org/x/text/width"
+
 	"github.com/incidentbot/incidentbot/cases"
 )
 
@@ -29,6 +32,13 @@ func (c *showCmd) Run(e env) error {
 	}
 	cs, ok := lib.Get(c.ID)
 	if !ok {
+		ids := make([]string, 0, lib.Len())
+		for _, c := range lib.Cases() {
+			ids = append(ids, c.ID)
+		}
+		if near := nearest(c.ID, ids, 3); len(near) > 0 {
+			return fmt.Errorf("no case %q: did you mean %s? (incidentbot cases list shows the ids)", c.ID, strings.Join(near, ", "))
+		}
 		return fmt.Errorf("no case %q: incidentbot cases list shows the ids", c.ID)
 	}
 	printCase(e.stdout, cases.DefaultTaxonomy(), cs, cases.Lang(c.Lang))
@@ -187,9 +197,9 @@ func (c *casesValidateCmd) Run(e env) error {
 			}
 		}
 	}
-	fmt.Fprintf(e.stdout, "%d cases loaded; %d errors, %d warnings", nCases, nErr, nWarn)
+	fmt.Fprintf(e.stdout, "%s loaded; %s, %s", plural(nCases, "case"), plural(nErr, "error"), plural(nWarn, "warning"))
 	if nSkipped > 0 {
-		fmt.Fprintf(e.stdout, "; %d files skipped", nSkipped)
+		fmt.Fprintf(e.stdout, "; %s skipped", plural(nSkipped, "file"))
 	}
 	fmt.Fprintln(e.stdout)
 	if nErr > 0 {
@@ -216,20 +226,138 @@ func (c *casesListCmd) Run(e env) error {
 		}
 		return writeJSON(e.stdout, list)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDATE\tORG\tTITLE")
-	for _, c := range lib.Cases() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Date, c.Org, truncate(c.Title.In(cases.English), 90))
-	}
-	return tw.Flush()
+	printList(e.stdout, lib.Cases(), outputWidth(e))
+	return nil
 }
 
+// listWidth is the width of "cases list" when standard output is not a
+// terminal (or says nothing of its size).
+const listWidth = 100
+
+// outputWidth is the terminal's width when standard output is one, else
+// listWidth.
+func outputWidth(e env) int {
+	if f, ok := e.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w >= 40 {
+			return w
+		}
+	}
+	return listWidth
+}
+
+// printList prints one line per case, ID, date, organisation and title,
+// each line at most width columns: the organisation and then the title are
+// shortened to fit.
+func printList(w io.Writer, list []*cases.Case, width int) {
+	const gap = 2
+	idW, dateW, orgW := len("ID"), len("DATE"), len("ORG")
+	for _, c := range list {
+		idW, dateW = max(idW, columns(c.ID)), max(dateW, columns(c.Date))
+		orgW = max(orgW, columns(c.Org))
+	}
+	// Ids are never cut (they are what users copy); a column wide enough
+	// for most, and a longer id pushes its own row's title shorter.
+	idW, orgW = min(idW, 32), min(orgW, 18)
+	row := func(id, date, org, title string) {
+		line := pad(id, idW+gap) + pad(date, dateW+gap) + pad(truncate(org, orgW), orgW+gap)
+		line += truncate(title, max(width-columns(line), 1))
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+	row("ID", "DATE", "ORG", "TITLE")
+	for _, c := range list {
+		row(c.ID, c.Date, c.Org, c.Title.In(cases.English))
+	}
+}
+
+// columns is how many terminal columns s takes: two for wide (CJK)
+// characters, one for others.
+func columns(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeColumns(r)
+	}
+	return n
+}
+
+func runeColumns(r rune) int {
+	if width.LookupRune(r).Kind() == width.EastAsianWide || width.LookupRune(r).Kind() == width.EastAsianFullwidth {
+		return 2
+	}
+	return 1
+}
+
+func pad(s string, n int) string {
+	return s + strings.Repeat(" ", max(n-columns(s), 1))
+}
+
+// truncate shortens s to at most n columns, ending it with "…" when cut.
 func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if columns(s) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	var b strings.Builder
+	used := 0
+	for _, r := range s {
+		if used+runeColumns(r) > n-1 {
+			break
+		}
+		b.WriteRune(r)
+		used += runeColumns(r)
+	}
+	return b.String() + "…"
+}
+
+// nearest returns up to n of ids closest to the mistyped id: those within a
+// few edits, and those that contain it or that it contains, best first.
+func nearest(id string, ids []string, n int) []string {
+	type cand struct {
+		id   string
+		dist int
+	}
+	var cs []cand
+	limit := max(2, len([]rune(id))/3)
+	for _, c := range ids {
+		d := editDistance(strings.ToLower(id), strings.ToLower(c))
+		if d > limit && len(id) >= 4 && (strings.Contains(c, id) || strings.Contains(id, c)) {
+			d = limit
+		}
+		if d <= limit {
+			cs = append(cs, cand{c, d})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.dist != b.dist {
+			return cmp.Compare(a.dist, b.dist)
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].id)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }
 
 // casesStatsCmd is "incidentbot cases stats".
@@ -290,7 +418,7 @@ func (c *casesRelateCmd) Run(e env) error {
 		return err
 	}
 	if n := set.Errors(); n > 0 {
-		return fmt.Errorf("%d errors in %s: run incidentbot cases validate %s first", n, c.Dir, c.Dir)
+		return fmt.Errorf("%s in %s: run incidentbot cases validate %s first", plural(n, "error"), c.Dir, c.Dir)
 	}
 	lib, _ := cases.NewLibrary(set)
 	related := cases.Relate(lib, tax)
@@ -317,6 +445,6 @@ func (c *casesRelateCmd) Run(e env) error {
 		}
 		changed++
 	}
-	fmt.Fprintf(e.stdout, "%d cases, %d files rewritten\n", lib.Len(), changed)
+	fmt.Fprintf(e.stdout, "%s, %s rewritten\n", plural(lib.Len(), "case"), plural(changed, "file"))
 	return nil
 }

@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/incidentbot/incidentbot/bot"
@@ -53,6 +58,17 @@ func (c *digestPreviewCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
+	// A preview only reads: it must not create an empty store where the
+	// bot's is not.
+	if e.getenv("DATABASE_URL") == "" {
+		path, err := sf.sqlitePath()
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no activity store at %s: point --db (or INCIDENTBOT_DB) at the file the bot writes, or set DATABASE_URL", path)
+		}
+	}
 	st, _, err := sf.open(ctx, e)
 	if err != nil {
 		return err
@@ -88,7 +104,40 @@ func (c *digestNextCmd) Run(e env) error {
 	now := time.Now()
 	for _, t := range targets {
 		next := t.Next(now)
-		fmt.Fprintf(e.stdout, "%s\t%s\t%s (%s from now)\t%s\n", t.Channel, t.Lang, next.Format("Mon 2006-01-02 15:04 MST"), next.Sub(now).Round(time.Minute), t.Spec)
+		fmt.Fprintf(e.stdout, "%s\t%s\t%s (%s)\t%s\n", t.Channel, t.Lang, next.Format("Mon 2006-01-02 15:04 MST"), humanIn(next.Sub(now)), t.Spec)
 	}
 	return nil
+}
+
+// humanIn says how far ahead d is the way a person would: "in 5 days 10
+// hours", "in 3 hours 5 minutes", "in 1 minute", "now".
+func humanIn(d time.Duration) string {
+	d = d.Round(time.Minute)
+	days, hours, mins := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour), int(d%time.Hour/time.Minute)
+	var parts []string
+	switch {
+	case days > 0:
+		parts = append(parts, plural(days, "day"))
+		if hours > 0 {
+			parts = append(parts, plural(hours, "hour"))
+		}
+	case hours > 0:
+		parts = append(parts, plural(hours, "hour"))
+		if mins > 0 {
+			parts = append(parts, plural(mins, "minute"))
+		}
+	case mins > 0:
+		parts = append(parts, plural(mins, "minute"))
+	default:
+		return "now"
+	}
+	return "in " + strings.Join(parts, " ")
+}
+
+// plural writes a count and its noun: "1 error", "2 errors".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

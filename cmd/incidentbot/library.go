@@ -33,7 +33,7 @@ func (l *libFlags) load(warn io.Writer) (*cases.Library, error) {
 			return nil, fmt.Errorf("%w (check the path given to --cases)", err)
 		}
 		if n := s.Errors(); n > 0 {
-			fmt.Fprintf(warn, "incidentbot: %d problem(s) in %s left some cases out; run: incidentbot cases validate %s\n", n, p, p)
+			fmt.Fprintf(warn, "incidentbot: %s in %s left some cases out; run: incidentbot cases validate %s\n", plural(n, "problem"), p, p)
 		}
 		sets = append(sets, s)
 	}

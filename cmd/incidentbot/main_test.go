@@ -160,7 +160,7 @@ func TestValidateReportsProblems(t *testing.T) {
 		t.Errorf("exit %d, want 1", code)
 	}
 	for _, want := range []string{"bad.json:1:59: error: case x: date:", "broken.yaml:", "ok.yaml:5:23: warning: case ok: symptoms[1]: \"made-up\"",
-		"notes.md: skipped: a document, not a case file: turn it into one with: incidentbot cases import", "1 cases loaded; 2 errors, 1 warnings; 1 files skipped"} {
+		"notes.md: skipped: a document, not a case file: turn it into one with: incidentbot cases import", "1 case loaded; 2 errors, 1 warning; 1 file skipped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -98,24 +98,32 @@ func matchBatch(ctx context.Context, m *matcher.Matcher, top int, e env) error {
 	r := bufio.NewReaderSize(e.stdin, 64<<10)
 	failed := false
 	for n := 1; ; n++ {
-		line, err := readLine(r)
-		if len(bytes.TrimSpace(line)) > 0 {
-			var q struct {
-				ID   json.RawMessage `json:"id"`
-				Text *string         `json:"text"`
-			}
+		l, err := readLine(r)
+		if l.present {
 			out := batchLine{View: matcher.EmptyView()}
-			switch jerr := json.Unmarshal(line, &q); {
-			case jerr != nil:
-				out.Error = fmt.Sprintf("line %d: not a JSON object {\"id\": ..., \"text\": ...}: %v", n, jerr)
-			case q.Text == nil:
-				out.ID, out.Error = q.ID, fmt.Sprintf("line %d: no \"text\" field", n)
+			switch {
+			case l.over:
+				out.ID = batchID(l.head, l.tail)
+				out.Error = fmt.Sprintf("line %d: longer than %d MiB: send the alert text, not a whole log", n, maxInput>>20)
+			case len(bytes.TrimSpace(l.head)) == 0:
+				out.Error = fmt.Sprintf("line %d: empty line (every input line gets one output line)", n)
 			default:
-				out.ID = q.ID
-				if ans, merr := m.Match(ctx, *q.Text, top); merr != nil {
-					out.Error = fmt.Sprintf("line %d: %v", n, merr)
-				} else {
-					out.View = ans.View()
+				var q struct {
+					ID   json.RawMessage `json:"id"`
+					Text *string         `json:"text"`
+				}
+				switch jerr := json.Unmarshal(l.head, &q); {
+				case jerr != nil:
+					out.Error = fmt.Sprintf("line %d: not a JSON object {\"id\": ..., \"text\": ...}: %v", n, jerr)
+				case q.Text == nil:
+					out.ID, out.Error = q.ID, fmt.Sprintf("line %d: no \"text\" field", n)
+				default:
+					out.ID = q.ID
+					if ans, merr := m.Match(ctx, *q.Text, top); merr != nil {
+						out.Error = fmt.Sprintf("line %d: %v", n, merr)
+					} else {
+						out.View = ans.View()
+					}
 				}
 			}
 			if out.Error != "" {
@@ -138,19 +146,85 @@ func matchBatch(ctx context.Context, m *matcher.Matcher, top int, e env) error {
 	return nil
 }
 
-// readLine reads one line of any length up to maxInput.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
+// tailKeep is how much of the end of an over-long batch line is kept, to
+// find an "id" written after the text.
+const tailKeep = 64 << 10
+
+// inputLine is one line of a batch. A line longer than maxInput keeps only
+// its first maxInput bytes (head) and its last tailKeep bytes (tail).
+type inputLine struct {
+	head, tail []byte
+	over       bool
+	present    bool // false only at the end of input with nothing read
+}
+
+// readLine reads one line of any length, in bounded memory.
+func readLine(r *bufio.Reader) (inputLine, error) {
+	var l inputLine
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) <= maxInput {
-			line = append(line, chunk...)
+		if len(chunk) > 0 {
+			l.present = true
+		}
+		switch {
+		case !l.over && len(l.head)+len(chunk) <= maxInput:
+			l.head = append(l.head, chunk...)
+		default:
+			if !l.over {
+				l.over = true
+				l.tail = append(l.tail, l.head[max(len(l.head)-tailKeep, 0):]...)
+			}
+			l.tail = append(l.tail, chunk...)
+			if len(l.tail) > 2*tailKeep {
+				l.tail = append(l.tail[:0], l.tail[len(l.tail)-tailKeep:]...)
+			}
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		return line, err
+		return l, err
 	}
+}
+
+// batchID finds the "id" of a JSON object line too long to read whole: in
+// its first part when it comes before the text, else in its last part.
+func batchID(head, tail []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err == nil && t == json.Delim('{') {
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				break
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				break
+			}
+			if key == "id" {
+				return v
+			}
+		}
+	}
+	for end := len(tail); end > 0; {
+		i := bytes.LastIndex(tail[:end], []byte(`"id"`))
+		if i < 0 {
+			break
+		}
+		end = i
+		before := bytes.TrimRight(tail[:i], " \t\r\n")
+		if len(before) == 0 || (before[len(before)-1] != ',' && before[len(before)-1] != '{') {
+			continue
+		}
+		rest := bytes.TrimLeft(tail[i+len(`"id"`):], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		var v json.RawMessage
+		if err := json.NewDecoder(bytes.NewReader(rest[1:])).Decode(&v); err == nil {
+			return v
+		}
+	}
+	return nil
 }
 
 // words is the wording of the readable answer.

@@ -29,19 +29,38 @@ func (s *storeFlags) open(ctx context.Context, e env) (store.Store, string, erro
 		}
 		return st, "postgres", nil
 	}
-	path := s.DB
-	if path == "" {
-		p, err := sqlite.DefaultPath()
-		if err != nil {
-			return nil, "", fmt.Errorf("no data directory for the activity store: %w (set --db or INCIDENTBOT_DB)", err)
-		}
-		path = p
+	path, err := s.sqlitePath()
+	if err != nil {
+		return nil, "", err
 	}
 	st, err := sqlite.Open(ctx, path)
 	if err != nil {
+		if isLocked(err) {
+			return nil, "", fmt.Errorf("open activity store %s: %w: another process holds a lock on this file (another incidentbot run, a backup or a sqlite3 shell); stop it and try again. Replicas cannot share a SQLite file: give them PostgreSQL with DATABASE_URL", path, err)
+		}
 		return nil, "", fmt.Errorf("open activity store %s: %w (set --db or INCIDENTBOT_DB to a writable file)", path, err)
 	}
 	return st, path, nil
+}
+
+// sqlitePath is the SQLite file: --db, else the default under the user's
+// data directory.
+func (s *storeFlags) sqlitePath() (string, error) {
+	if s.DB != "" {
+		return s.DB, nil
+	}
+	p, err := sqlite.DefaultPath()
+	if err != nil {
+		return "", fmt.Errorf("no data directory for the activity store: %w (set --db or INCIDENTBOT_DB)", err)
+	}
+	return p, nil
+}
+
+// isLocked reports whether SQLite said another connection holds the file
+// (SQLITE_BUSY, after the store's busy timeout).
+func isLocked(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 // recorder hands the bot's records to the buffered store.
