@@ -149,6 +149,7 @@ func nonEmpty(ss ...string) []string {
 
 // casesCmd is "incidentbot cases".
 type casesCmd struct {
+	Import   casesImportCmd   `cmd:"" help:"Turn postmortem documents (Markdown, HTML exports, Incident Library JSON) into case files."`
 	Validate casesValidateCmd `cmd:"" help:"List every problem in case files; exit 1 when any is an error."`
 	List     casesListCmd     `cmd:"" help:"List the cases of the library."`
 	Stats    casesStatsCmd    `cmd:"" help:"Count cases per tag and list the taxonomy ids no case uses."`

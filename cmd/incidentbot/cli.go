@@ -22,7 +22,7 @@ import (
 type cli struct {
 	Match   matchCmd   `cmd:"" help:"Find the past incidents most like TEXT (or standard input)."`
 	Show    showCmd    `cmd:"" help:"Print one case in full."`
-	Cases   casesCmd   `cmd:"" help:"Validate, list, count and relate case files."`
+	Cases   casesCmd   `cmd:"" help:"Import, validate, list, count and relate case files."`
 	Run     botCmd     `cmd:"" help:"Run the Slack bot."`
 	Digest  digestCmd  `cmd:"" help:"Preview weekly digests and when they are due."`
 	Version versionCmd `cmd:"" help:"Print the version, commit and Go version of this build."`
