@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -489,6 +491,31 @@ func TestPanicInHandlerRecovered(t *testing.T) {
 	ev := h.event("alertmanager", incChannel2)
 	h.ack(h.fake.SendEvent(ev))
 	h.reply(ev) // the bot kept running
+	// With one worker, the bad event was handled before: it did panic.
+	if n := metric(t, h.bot, "incidentbot_handler_panics_total"); n != 1 {
+		t.Errorf("incidentbot_handler_panics_total = %v, want 1: the handler never panicked", n)
+	}
+	if n := h.repliesIn(bad); n != 0 {
+		t.Errorf("the event that panicked got %d replies", n)
+	}
+}
+
+// metric reads a metric without labels from the bot's /metrics.
+func metric(t *testing.T, b *bot.Bot, name string) float64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	b.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no metric %s on /metrics", name)
+	return 0
 }
 
 // pendingState is in-memory state with one pending reply: a replica began

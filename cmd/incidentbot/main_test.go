@@ -98,10 +98,15 @@ not json
 	if len(lines) != 4 {
 		t.Fatalf("%d output lines for 4 input lines:\n%s", len(lines), out)
 	}
-	var first, third map[string]any
-	json.Unmarshal([]byte(lines[0]), &first)
-	json.Unmarshal([]byte(lines[2]), &third)
-	if first["id"] != "a" || len(first["results"].([]any)) == 0 {
+	// Every answer, to a bad line too, is one JSON object.
+	answers := make([]map[string]any, len(lines))
+	for i, l := range lines {
+		if err := json.Unmarshal([]byte(l), &answers[i]); err != nil {
+			t.Fatalf("line %d of the output is not JSON (%v): %s", i+1, err, l)
+		}
+	}
+	first, third := answers[0], answers[2]
+	if results, _ := first["results"].([]any); first["id"] != "a" || len(results) == 0 {
 		t.Errorf("line 1: %s", lines[0])
 	}
 	if !strings.Contains(lines[1], `"error":"line 2`) || !strings.Contains(lines[3], `"id":"b"`) || !strings.Contains(lines[3], "no \\\"text\\\"") {

@@ -6,9 +6,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,11 +21,15 @@ import (
 // URLEnv names the environment variable with the test database's URL.
 const URLEnv = "INCIDENTBOT_TEST_DATABASE_URL"
 
+// skipped counts the tests skipped for want of a database.
+var skipped atomic.Int64
+
 // BaseURL returns the test database's URL, skipping t when it is not set.
 func BaseURL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(URLEnv)
 	if base == "" {
+		skipped.Add(1)
 		t.Skip(URLEnv + " not set: PostgreSQL tests skipped; set it to e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
 	}
 	return base
@@ -78,4 +85,30 @@ func WithSearchPath(t testing.TB, base, schema string) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// Main runs a package's tests (call it from TestMain) and, when tests were
+// skipped for want of INCIDENTBOT_TEST_DATABASE_URL, says so where it is
+// seen: go test ./... shows only "ok" for a passing package, so a skip
+// would pass for a pass. The notice goes to the terminal, once per go test
+// run, and to the test output (shown with -v).
+func Main(m *testing.M) int {
+	code := m.Run()
+	n := skipped.Load()
+	if n == 0 {
+		return code
+	}
+	line := fmt.Sprintf("NOTE: PostgreSQL tests were SKIPPED (%d in this package): set %s, e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable, to run them", n, URLEnv)
+	fmt.Fprintln(os.Stderr, line)
+	// One line per go test run: the packages' test binaries share their
+	// parent, the go command.
+	marker := filepath.Join(os.TempDir(), fmt.Sprintf("incidentbot-pgtest-notice-%d", os.Getppid()))
+	if f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+		f.Close()
+		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+			fmt.Fprintln(tty, "NOTE: PostgreSQL tests were SKIPPED: set "+URLEnv+" (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run them")
+			tty.Close()
+		}
+	}
+	return code
 }
