@@ -78,8 +78,10 @@ func alertText(i int) (title, text string) {
 // TestThreeReplicas runs three bot processes against one fake Slack (three
 // Socket Mode connections, envelopes spread between them, some redelivered
 // to another connection) and one PostgreSQL: every alert gets exactly one
-// reply, chatter none, the three schedulers post one digest, and killing a
-// replica mid-stream loses no event.
+// reply, also when a message in its thread reaches another replica at the
+// same moment; chatter gets none; the three schedulers post one digest; and
+// killing a replica mid-stream loses no event. Replies are counted after
+// every replica drained its queue and exited.
 func TestThreeReplicas(t *testing.T) {
 	dbURL := pgtest.Schema(t, "replicas")
 	bin := binary(t)
@@ -105,11 +107,22 @@ func TestThreeReplicas(t *testing.T) {
 		procs = append(procs, cmd)
 		logs = append(logs, lb)
 	}
+	var stopOnce sync.Once
+	stopAll := func() {
+		stopOnce.Do(func() {
+			for i, p := range procs {
+				if i == 1 {
+					continue // killed below
+				}
+				p.Process.Signal(syscall.SIGTERM)
+				if err := p.Wait(); err != nil {
+					t.Errorf("replica %d did not exit cleanly on SIGTERM: %v", i+1, err)
+				}
+			}
+		})
+	}
 	defer func() {
-		for _, p := range procs {
-			p.Process.Signal(syscall.SIGTERM)
-			p.Wait()
-		}
+		stopAll()
 		if t.Failed() {
 			for i, l := range logs {
 				t.Logf("replica %d:\n%s", i+1, l)
@@ -128,7 +141,7 @@ func TestThreeReplicas(t *testing.T) {
 		alert            bool
 	}
 	var events []sent
-	alerts := 0
+	alerts, followups := 0, 0
 	for i := range 240 {
 		ch := fmt.Sprintf("C0INC%02d", i%channels)
 		ts := fmt.Sprintf("1732%06d.000100", i)
@@ -142,6 +155,16 @@ func TestThreeReplicas(t *testing.T) {
 			ev = map[string]any{"type": "message", "user": "U0PERSON", "text": "thanks, looking", "channel": ch, "channel_type": "channel", "ts": ts}
 		}
 		events = append(events, sent{env: fake.SendEvent(ev), channel: ch, ts: ts, alert: i%2 == 0})
+		if i%2 == 0 && (alerts-1)%4 != 2 {
+			// A message in the alert's thread, at the same moment: the
+			// round-robin sends it to the next replica, which races the
+			// first to post the thread's reply.
+			fts := fmt.Sprintf("1732%06d.000200", i)
+			fev := map[string]any{"type": "message", "user": "U0ONCALL", "channel": ch, "channel_type": "channel", "ts": fts, "thread_ts": ts,
+				"text": "still in CrashLoopBackOff here, the pod was OOMKilled again with exit code 137"}
+			events = append(events, sent{env: fake.SendEvent(fev), channel: ch, ts: fts})
+			followups++
+		}
 		if i%4 == 1 {
 			// Slack retries after a timeout, possibly to another connection.
 			events = append(events, sent{env: fake.Redeliver(events[len(events)-2].env), channel: ch, ts: events[len(events)-2].ts})
@@ -153,8 +176,8 @@ func TestThreeReplicas(t *testing.T) {
 			procs[1].Wait()
 		}
 	}
-	if len(events) != 300 {
-		t.Fatalf("sent %d events, want 300", len(events))
+	if len(events) != 300+followups {
+		t.Fatalf("sent %d events, want %d", len(events), 300+followups)
 	}
 	// Slack redelivers what was not acked within its timeout, until it is.
 	redelivered := 0
@@ -190,6 +213,9 @@ func TestThreeReplicas(t *testing.T) {
 		}
 	}
 	elapsed := time.Since(start)
+	// The quiet period: every envelope is acked; the replicas drain their
+	// queues and exit, so nothing can be posted after the count.
+	stopAll()
 	replies := map[string]int{}
 	for _, c := range fake.Calls("chat.postMessage") {
 		if strings.HasPrefix(c.Channel, "C0INC") {
@@ -217,6 +243,6 @@ func TestThreeReplicas(t *testing.T) {
 	for _, l := range logs {
 		taken += strings.Count(l.String(), "taking over an event")
 	}
-	t.Logf("300 events (%d alerts) over 3 replicas, one killed: %d replies, %d envelopes redelivered after the kill, %d events taken over from the killed replica, %d digest; all answered in %v",
-		alerts, len(replies), redelivered, taken, digests, elapsed.Round(time.Millisecond))
+	t.Logf("%d events (%d alerts, %d with a message in their thread at once) over 3 replicas, one killed: %d replies, %d envelopes redelivered after the kill, %d events taken over from the killed replica, %d digest; all answered in %v",
+		len(events), alerts, followups, len(replies), redelivered, taken, digests, elapsed.Round(time.Millisecond))
 }
