@@ -2,6 +2,7 @@ package cases
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,6 +123,11 @@ func IsCaseFile(name string) bool {
 // Problems are reported in the result; the error is only for a path that
 // cannot be read at all.
 func Load(p string, tax *Taxonomy) (*Set, error) {
+	return LoadContext(context.Background(), p, tax)
+}
+
+// LoadContext is Load that stops, with ctx's error, when ctx ends.
+func LoadContext(ctx context.Context, p string, tax *Taxonomy) (*Set, error) {
 	info, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("load cases: %w", err)
@@ -132,20 +138,27 @@ func Load(p string, tax *Taxonomy) (*Set, error) {
 		}
 		data, err := readLimited(os.DirFS(filepath.Dir(p)), filepath.Base(p))
 		if err != nil {
-			return nil, fmt.Errorf("load cases: %w", err)
+			return nil, fmt.Errorf("load cases from %s: %w", p, err)
 		}
 		src := &Set{Name: p, Files: map[string]string{}}
 		src.addFile(p, data, tax)
 		return src, nil
 	}
-	return LoadFS(os.DirFS(p), ".", p, tax)
+	return loadFS(ctx, os.DirFS(p), ".", p, tax)
 }
 
 // LoadFS reads every case file below root in fsys. name labels the source and
 // prefixes file names in problems.
 func LoadFS(fsys fs.FS, root, name string, tax *Taxonomy) (*Set, error) {
+	return loadFS(context.Background(), fsys, root, name, tax)
+}
+
+func loadFS(ctx context.Context, fsys fs.FS, root, name string, tax *Taxonomy) (*Set, error) {
 	src := &Set{Name: name, Files: map[string]string{}}
 	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		rel := p
 		if root != "." {
 			rel = strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
@@ -170,6 +183,10 @@ func LoadFS(fsys fs.FS, root, name string, tax *Taxonomy) (*Set, error) {
 			return nil
 		}
 		data, err := readLimited(fsys, p)
+		if errors.Is(err, errNotRegular) {
+			src.Problems = append(src.Problems, Problem{Severity: Warning, File: display, Msg: err.Error()})
+			return nil
+		}
 		if err != nil {
 			src.Problems = append(src.Problems, Problem{Severity: Error, File: display, Msg: err.Error()})
 			return nil
@@ -183,7 +200,20 @@ func LoadFS(fsys fs.FS, root, name string, tax *Taxonomy) (*Set, error) {
 	return src, nil
 }
 
+// errNotRegular is returned for a case file name that is a named pipe, a
+// device or a socket: reading one could block forever or never end.
+var errNotRegular = errors.New("not a regular file, skipped: case files must be plain files")
+
+// readLimited reads a regular file of at most MaxFileSize bytes. It checks
+// the file's type before opening it, since opening a named pipe blocks.
 func readLimited(fsys fs.FS, name string) ([]byte, error) {
+	info, err := fs.Stat(fsys, name) // follows symbolic links
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w (%s)", errNotRegular, fileKind(info.Mode()))
+	}
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
@@ -197,6 +227,18 @@ func readLimited(fsys fs.FS, name string) ([]byte, error) {
 		return nil, fmt.Errorf("file is larger than %d MiB: split it into smaller files", MaxFileSize>>20)
 	}
 	return data, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }
 
 // addFile parses one file and adds its valid cases to the source.
@@ -284,6 +326,9 @@ func parse(file string, data []byte) ([]Parsed, []Problem) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	switch strings.ToLower(path.Ext(file)) {
 	case ".yaml", ".yml":
+		if err := checkYAML(data); err != nil {
+			return nil, fail(0, 0, "", err.Error())
+		}
 		js, err := yamlToJSON(data)
 		if err != nil {
 			var ye yaml.Error

@@ -54,7 +54,7 @@ func (c *digestPreviewCmd) Run(ctx context.Context, e env) error {
 			return usageError{err.Error()}
 		}
 	}
-	lib, err := lf.load(e.stderr)
+	lib, err := lf.loadContext(ctx, e.stderr)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -17,6 +18,11 @@ type libFlags struct {
 // a later case replacing an earlier one with the same id. Problems in case
 // files are summed up on warn; only a path that cannot be read is an error.
 func (l *libFlags) load(warn io.Writer) (*cases.Library, error) {
+	return l.loadContext(context.Background(), warn)
+}
+
+// loadContext is load that stops when ctx ends (SIGINT, SIGTERM).
+func (l *libFlags) loadContext(ctx context.Context, warn io.Writer) (*cases.Library, error) {
 	paths := l.Cases
 	tax := cases.DefaultTaxonomy()
 	var sets []*cases.Set
@@ -28,7 +34,10 @@ func (l *libFlags) load(warn io.Writer) (*cases.Library, error) {
 		sets = append(sets, b)
 	}
 	for _, p := range paths {
-		s, err := cases.Load(p, tax)
+		s, err := cases.LoadContext(ctx, p, tax)
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w (check the path given to --cases)", err)
 		}

@@ -38,7 +38,7 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 		if len(c.Text) > 0 {
 			text = strings.Join(c.Text, " ")
 		} else {
-			data, err := io.ReadAll(io.LimitReader(e.stdin, maxInput+1))
+			data, err := io.ReadAll(io.LimitReader(ctxReader{ctx, e.stdin}, maxInput+1))
 			if err != nil {
 				return fmt.Errorf("read standard input: %w", err)
 			}
@@ -52,7 +52,7 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 		}
 	}
 
-	lib, err := c.load(e.stderr)
+	lib, err := c.loadContext(ctx, e.stderr)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func writeJSON(w io.Writer, v any) error {
 var errBatch = errors.New("some lines of the batch could not be read; see their \"error\" fields")
 
 func matchBatch(ctx context.Context, m *matcher.Matcher, top int, e env) error {
-	r := bufio.NewReaderSize(e.stdin, 64<<10)
+	r := bufio.NewReaderSize(ctxReader{ctx, e.stdin}, 64<<10)
 	failed := false
 	for n := 1; ; n++ {
 		l, err := readLine(r)
@@ -318,4 +318,35 @@ func tagList(ts []matcher.Tag) string {
 		parts = append(parts, t.Label)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ctxReader reads from r until ctx ends: then Read returns ctx's error at
+// once, even while r waits (a pipe with nothing written yet), so Ctrl-C
+// stops the command. The read in progress is left behind, into a buffer of
+// its own; the process ends soon after.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	buf := make([]byte, len(p))
+	done := make(chan result, 1)
+	go func() {
+		n, err := c.r.Read(buf)
+		done <- result{n, err}
+	}()
+	select {
+	case res := <-done:
+		return copy(p, buf[:res.n]), res.err
+	case <-c.ctx.Done():
+		return 0, c.ctx.Err()
+	}
 }
