@@ -84,7 +84,7 @@ func exerciseMCP(t *testing.T, cs *mcp.ClientSession) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 		if len(tool.Description) < 60 {
-			t.Errorf("%s: a description a model can use is longer than %q", tool.Name, tool.Description)
+			t.Errorf("%s: the description %q is too short to explain the tool", tool.Name, tool.Description)
 		}
 		schema, _ := json.Marshal(tool.InputSchema)
 		if tool.Name != "vocab" && tool.Name != "list_incidents" && !strings.Contains(string(schema), `"required"`) {

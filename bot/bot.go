@@ -147,6 +147,9 @@ type Options struct {
 	CheckEvery time.Duration   // default 5s
 	State      State           // shared state; in memory when nil
 	Taxonomy   *cases.Taxonomy // tag labels; the default taxonomy when nil
+	// PublicURL is where the library page is served (incidentbot serve or
+	// run --api-addr); when set, each suggested case links to its page there.
+	PublicURL string
 }
 
 func (o *Options) defaults() {

@@ -132,7 +132,7 @@ func (b *Bot) resultsPayload(ans *matcher.Answer, lang cases.Lang) map[string]an
 	if len(ans.Results) == 0 {
 		return ephemeralPayload(renderText(say(lang, "none")))
 	}
-	return fitPayload(ephemeralPayload(renderReply(ans.Results, lang, replyOptions{})))
+	return fitPayload(ephemeralPayload(renderReply(ans.Results, lang, replyOptions{library: b.opts.PublicURL})))
 }
 
 // fitPayload drops blocks from the end until the ack is under Slack's size

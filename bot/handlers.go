@@ -445,7 +445,7 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 		return
 	}
 	ids := caseIDs(ans.Results)
-	blocks, fallback := renderReply(ans.Results, lang, replyOptions{feedback: true, showMore: true})
+	blocks, fallback := renderReply(ans.Results, lang, replyOptions{feedback: true, showMore: true, library: b.opts.PublicURL})
 	switch st {
 	case threadBusy:
 		b.m.suppressed.WithLabelValues("thread_claimed").Inc()
@@ -455,7 +455,7 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 			b.m.suppressed.WithLabelValues("same_matches").Inc()
 			if a.mention && a.user != "" {
 				// Asked again: show the asker the same answer, privately.
-				eb, ef := renderReply(ans.Results, lang, replyOptions{})
+				eb, ef := renderReply(ans.Results, lang, replyOptions{library: b.opts.PublicURL})
 				_ = b.post.ephemeral(ctx, a.channel, a.user, a.thread, eb, ef)
 			}
 			return

@@ -133,7 +133,7 @@ func (b *Bot) onShortcut(ctx context.Context, in *interaction, channel string) {
 	} else {
 		_, private := b.channels.check(ctx, channel, "")
 		id := b.shares.put(pendingShare{channel: channel, thread: thread, private: private, text: text, lang: lang, answer: ans})
-		blocks, fallback = renderReply(ans.Results, lang, replyOptions{share: id})
+		blocks, fallback = renderReply(ans.Results, lang, replyOptions{share: id, library: b.opts.PublicURL})
 		b.record(answer{channel: channel, private: private, thread: thread, source: FromShortcut, key: "shortcut:" + id}, ans, lang)
 	}
 	// A shortcut works in channels the bot is not in; then only the
@@ -246,7 +246,7 @@ func (b *Bot) onShowMore(ctx context.Context, in *interaction, channel, thread s
 	}
 	blocks, fallback := renderText(say(lang, "no_more"))
 	if len(more) > 0 {
-		blocks, fallback = renderReply(more, lang, replyOptions{heading: "more_heading"})
+		blocks, fallback = renderReply(more, lang, replyOptions{heading: "more_heading", library: b.opts.PublicURL})
 	}
 	if err := b.post.ephemeral(ctx, channel, in.User.ID, thread, blocks, fallback); err != nil {
 		b.log.Warn("show more failed", "channel", channel, "err", err)

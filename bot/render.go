@@ -2,6 +2,7 @@ package bot
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -49,6 +50,7 @@ var phrases = map[cases.Lang]map[string]string{
 		"no_more":      "No more similar cases.",
 		"more_heading": ":mag: More similar incidents",
 		"score":        "match %d%%",
+		"in_library":   "in the library",
 		"shared":       "<@%s> shared similar past incidents",
 		"thanks":       "Thanks, noted.",
 		"unknown_case": "There is no case %q. Try `/incidents search <words>` to find one.",
@@ -82,6 +84,7 @@ var phrases = map[cases.Lang]map[string]string{
 		"no_more":      "더 비슷한 사례가 없습니다.",
 		"more_heading": ":mag: 비슷한 장애 더 보기",
 		"score":        "일치도 %d%%",
+		"in_library":   "라이브러리에서 보기",
 		"shared":       "<@%s> 님이 비슷한 과거 장애를 공유했습니다",
 		"thanks":       "감사합니다. 기록했습니다.",
 		"unknown_case": "%q 사례가 없습니다. `/incidents search <검색어>` 로 찾아 보세요.",
@@ -137,6 +140,7 @@ type replyOptions struct {
 	showMore bool   // a Show more button
 	share    string // value of a Share in thread button, if any
 	heading  string // phrase key of the heading
+	library  string // public URL of the library page; each case links there when set
 }
 
 // renderReply renders matched cases as Block Kit, with a plain-text
@@ -153,7 +157,7 @@ func renderReply(results []matcher.Result, lang cases.Lang, o replyOptions) ([]s
 			break
 		}
 		blocks = append(blocks, slack.NewDividerBlock())
-		blocks = append(blocks, caseBlocks(r, lang, o.feedback)...)
+		blocks = append(blocks, caseBlocks(r, lang, o.feedback, o.library)...)
 		titles = append(titles, r.Case.Title.In(lang))
 	}
 	var actions []slack.BlockElement
@@ -174,13 +178,16 @@ func renderReply(results []matcher.Result, lang cases.Lang, o replyOptions) ([]s
 
 // caseBlocks renders one case: title linked to its source, org and date,
 // why it matched, what helped and the lesson, and the feedback buttons.
-func caseBlocks(r matcher.Result, lang cases.Lang, feedback bool) []slack.Block {
+func caseBlocks(r matcher.Result, lang cases.Lang, feedback bool, library string) []slack.Block {
 	c := r.Case
 	title := escape(clip(c.Title.In(lang), 300))
 	if len(c.Sources) > 0 && strings.HasPrefix(c.Sources[0].URL, "http") {
 		title = fmt.Sprintf("<%s|%s>", escape(c.Sources[0].URL), title)
 	}
 	meta := []string{escape(c.Org), c.Date, say(lang, "score", int(r.Score*100+0.5))}
+	if u := libraryURL(library, c.ID, lang); u != "" {
+		meta = append(meta, fmt.Sprintf("<%s|%s>", escape(u), say(lang, "in_library")))
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%s*\n%s", title, strings.Join(nonEmpty(meta), " · "))
 	if why := whyText(r, lang); why != "" {
@@ -218,6 +225,19 @@ func caseBlocks(r matcher.Result, lang cases.Lang, feedback bool) []slack.Block 
 		))
 	}
 	return blocks
+}
+
+// libraryURL is the page of a case in the library served by incidentbot
+// serve (or run --api-addr) under its public URL; "" without one.
+func libraryURL(public, id string, lang cases.Lang) string {
+	if public == "" {
+		return ""
+	}
+	u := strings.TrimRight(public, "/") + "/cases/" + url.PathEscape(id)
+	if lang == cases.Korean {
+		u += "?lang=ko"
+	}
+	return u
 }
 
 func whyText(r matcher.Result, lang cases.Lang) string {

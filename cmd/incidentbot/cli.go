@@ -25,6 +25,8 @@ type cli struct {
 	Cases   casesCmd   `cmd:"" help:"Import, validate, list, count and relate case files."`
 	Run     botCmd     `cmd:"" help:"Run the Slack bot."`
 	Digest  digestCmd  `cmd:"" help:"Preview weekly digests and when they are due."`
+	Serve   serveCmd   `cmd:"" help:"Serve the HTTP API, the MCP endpoint (/mcp) and the library page."`
+	MCP     mcpCmd     `cmd:"" name:"mcp" help:"Serve MCP over standard input and output, for an assistant that runs incidentbot as a command."`
 	Version versionCmd `cmd:"" help:"Print the version, commit and Go version of this build."`
 }
 

@@ -40,6 +40,8 @@ type botCmd struct {
 	InboxLease  duration `name:"inbox-lease" default:"60s" env:"INCIDENTBOT_INBOX_LEASE" help:"How long the events of a replica that stopped wait before another replica takes them over (2s to 1h); a living replica renews its own."`
 	Retention   duration `name:"retention" default:"180d" env:"INCIDENTBOT_RETENTION" help:"Delete activity older than this, e.g. 180d or 720h (7d to 100 years: the weekly digest reads the last seven days)."`
 	DigestGrace duration `name:"digest-grace" default:"12h" env:"INCIDENTBOT_DIGEST_GRACE" help:"Post a digest missed while the bot was down if it starts within this long after (0 to 7d)."`
+	APIAddr     string   `name:"api-addr" env:"INCIDENTBOT_API_ADDR" placeholder:"ADDR" help:"Also serve the HTTP API, MCP (/mcp) and the library page here, as incidentbot serve does, e.g. 127.0.0.1:8088; empty: not served. Beyond loopback INCIDENTBOT_API_TOKEN is required."`
+	apiFlags
 	storeFlags
 	digestFlags
 }
@@ -106,6 +108,9 @@ func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) er
 	if err := bot.CheckTokens(appToken, botToken); err != nil {
 		return err
 	}
+	if err := c.checkAPI(e); err != nil {
+		return err
+	}
 	lib, err := c.startLibrary(e, log)
 	if err != nil {
 		return err
@@ -140,6 +145,11 @@ func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) er
 	// shows as live but not ready.
 	g, gctx := errgroup.WithContext(ctx)
 	if err := serve(gctx, g, c.Listen, b.Handler(), log); err != nil {
+		stopWriter()
+		<-writerDone
+		return err
+	}
+	if err := c.startAPI(gctx, g, e, lib, log); err != nil {
 		stopWriter()
 		<-writerDone
 		return err
@@ -219,6 +229,7 @@ func (c *botCmd) newBot(e env, log *slog.Logger, lib *liveLibrary, st store.Stor
 		OrphanEvery:     max(lease/3, time.Second),
 		ClaimTTL:        min(30*time.Second, lease/2),
 		Digests:         dg,
+		PublicURL:       c.PublicURL,
 		Checks: map[string]func(context.Context) error{"store": func(ctx context.Context) error {
 			if err := st.Ping(ctx); err != nil {
 				return err
