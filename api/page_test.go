@@ -84,13 +84,13 @@ func TestPageInBrowser(t *testing.T) {
 		return v.Value
 	}
 
-	do("open the page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#q")))
+	do("open the page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#newest")))
 	if l, h := lang(), text("h1"); l != "en" || h != "Newest cases" {
 		t.Errorf("home page: lang %q, heading %q", l, h)
 	}
 
 	do("search", chromedp.SendKeys(chromedp.CSS("#q"), "WAF rule regular expression pegged CPU on every edge server, 502s"),
-		chromedp.Click(chromedp.CSS("#search")), chromedp.WaitVisible(chromedp.CSS("#results")))
+		chromedp.Click(chromedp.CSS("#search")), chromedp.WaitVisible(chromedp.CSS("#results-heading")))
 	if results := text("#results"); !strings.Contains(results, c.Title.En) {
 		t.Fatalf("the search does not find %s:\n%s", id, results)
 	}
@@ -111,7 +111,7 @@ func TestPageInBrowser(t *testing.T) {
 
 	// A search from the Korean page stays in Korean.
 	do("search in Korean", chromedp.SendKeys(chromedp.CSS("#q"), "인증서 만료"),
-		chromedp.Click(chromedp.CSS("#search")), chromedp.WaitVisible(chromedp.CSS("#results")))
+		chromedp.Click(chromedp.CSS("#search")), chromedp.WaitVisible(chromedp.CSS("#results-heading")))
 	if l, h := lang(), text("h1"); l != "ko" || h != "과거 장애 사례" {
 		t.Errorf("Korean search: lang %q, heading %q", l, h)
 	}

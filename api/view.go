@@ -15,7 +15,7 @@ type CaseView struct {
 	Date         string        `json:"date"`
 	Title        string        `json:"title"`
 	Severity     string        `json:"severity,omitempty"`
-	Impact       cases.Impact  `json:"impact"`
+	Impact       ImpactView    `json:"impact"`
 	Summary      string        `json:"summary"`
 	SymptomsText string        `json:"symptoms_text"`
 	Trigger      string        `json:"trigger"`
@@ -32,6 +32,13 @@ type CaseView struct {
 	Related      []RelatedView `json:"related"`
 	Sources      []SourceView  `json:"sources"`
 	Page         string        `json:"page,omitempty"` // the library page of the case, when a public URL is set
+}
+
+// ImpactView says who and what an incident affected, in one language.
+type ImpactView struct {
+	Scope  string `json:"scope"`
+	Users  string `json:"users"`
+	Region string `json:"region"`
 }
 
 // RelatedView is a case related to another, with the reason.
@@ -63,7 +70,7 @@ func viewCase(lib *cases.Library, tax *cases.Taxonomy, c *cases.Case, l cases.La
 		return out
 	}
 	v := CaseView{ID: c.ID, Language: l, Org: c.Org, Date: c.Date, Title: c.Title.In(l), Severity: c.Severity,
-		Impact: c.Impact, Summary: c.Summary.In(l), SymptomsText: c.SymptomsText.In(l), Trigger: c.Trigger.In(l),
+		Impact: ImpactView{Scope: c.Impact.Scope.In(l), Users: c.Impact.Users.In(l), Region: c.Impact.Region.In(l)}, Summary: c.Summary.In(l), SymptomsText: c.SymptomsText.In(l), Trigger: c.Trigger.In(l),
 		Detection: c.Detection.In(l), Lessons: c.Lessons.In(l),
 		Symptoms: tags(cases.KindSymptom, c.Symptoms), Components: tags(cases.KindComponent, c.Components),
 		Contributing: tags(cases.KindContributing, c.Contributing),
