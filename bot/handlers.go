@@ -32,7 +32,19 @@ func (b *Bot) onEventsAPI(ctx context.Context, req *socketmode.Request) {
 		b.log.Warn("events api payload is not JSON", "envelope_id", req.EnvelopeID, "err", err)
 		return
 	}
-	b.recordThenAck(ctx, req, cb.EventID, kindEvent, func(fresh bool) {
+	// The inbox keeps what handling the event again needs, and nothing of
+	// a message the bot will not answer.
+	key, record := cb.EventID, req.Payload
+	var m message
+	if err := json.Unmarshal(cb.Event, &m); err == nil {
+		if b.unanswered(&m) {
+			key = ""
+		}
+		if ev, err := json.Marshal(m); err == nil {
+			record, _ = json.Marshal(callback{EventID: cb.EventID, Event: ev})
+		}
+	}
+	b.recordThenAck(ctx, req, key, kindEvent, record, func(fresh bool) {
 		if req.RetryAttempt > 0 {
 			b.log.Info("slack redelivered an event", "event_id", cb.EventID, "retry_attempt", req.RetryAttempt, "retry_reason", req.RetryReason)
 		}
@@ -57,15 +69,16 @@ type pendingAck struct {
 // at once.
 const maxPendingAcks = 256
 
-// recordThenAck records an envelope's event in the inbox, then acks it and
+// recordThenAck records an envelope's event (record, under key; nothing
+// when key is empty) in the inbox, then acks it and
 // calls then with whether the event is new. The record is written in the
 // background, beside those of the envelopes before and after it, so that a
 // slow database costs each ack at most InboxTimeout instead of delaying
 // every later ack by its own; acks and the work still go in the order the
 // envelopes came (ackInOrder).
-func (b *Bot) recordThenAck(ctx context.Context, req *socketmode.Request, key, kind string, then func(fresh bool)) {
+func (b *Bot) recordThenAck(ctx context.Context, req *socketmode.Request, key, kind string, record []byte, then func(fresh bool)) {
 	p := &pendingAck{req: req, at: time.Now(), put: make(chan bool, 1), then: then}
-	go func() { p.put <- b.inboxPut(ctx, key, kind, req.Payload) }()
+	go func() { p.put <- b.inboxPut(ctx, key, kind, record) }()
 	b.pending <- p
 }
 
@@ -576,6 +589,22 @@ func newChannelCache(api *slack.Client, patterns, ids []string) *channelCache {
 	return c
 }
 
+// unanswered reports whether the bot knows, without asking Slack, that it
+// will not answer m: a message (not a mention) in a direct message or in a
+// channel it has looked up and found not to be an incident channel. Such an
+// event is handled without an inbox record. A channel not looked up yet is
+// recorded, and the record's text is deleted once handled.
+func (b *Bot) unanswered(m *message) bool {
+	if m.Type != "message" || m.Channel == "" || b.channels.ids[m.Channel] {
+		return false
+	}
+	if m.ChannelType == "im" || m.ChannelType == "mpim" {
+		return true
+	}
+	incident, known := b.channels.cached(m.Channel)
+	return known && !incident
+}
+
 // channelTTL is how long channel names and privacy are cached; a failed
 // look-up is tried again after channelRetry.
 const (
@@ -600,6 +629,23 @@ func (c *channelCache) check(ctx context.Context, id, channelType string) (incid
 		}
 	}
 	return false, private
+}
+
+// cached returns whether a channel is an incident channel, if its name is
+// cached; it never asks Slack.
+func (c *channelCache) cached(id string) (incident, known bool) {
+	c.mu.Lock()
+	ci, ok := c.known[id]
+	c.mu.Unlock()
+	if !ok || !ci.ok || time.Since(ci.at) >= channelTTL {
+		return false, false
+	}
+	for _, p := range c.patterns {
+		if ok, _ := path.Match(p, ci.name); ok {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 func (c *channelCache) info(ctx context.Context, id string) channelInfo {

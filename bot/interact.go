@@ -63,7 +63,12 @@ func (b *Bot) onInteractive(ctx context.Context, req *socketmode.Request) {
 	if in.TriggerID != "" {
 		key = "ia:" + in.TriggerID
 	}
-	b.recordThenAck(ctx, req, key, kindInteractive, func(fresh bool) {
+	// The inbox keeps only the fields the bot reads.
+	record := req.Payload
+	if data, err := json.Marshal(in); err == nil {
+		record = data
+	}
+	b.recordThenAck(ctx, req, key, kindInteractive, record, func(fresh bool) {
 		if fresh {
 			b.queueInteraction(&in, key)
 		}

@@ -13,21 +13,21 @@ import (
 // so that no block or attachment type slack-go does not know can hide text.
 type message struct {
 	Type        string          `json:"type"`
-	Subtype     string          `json:"subtype"`
-	User        string          `json:"user"`
-	BotID       string          `json:"bot_id"`
-	AppID       string          `json:"app_id"`
+	Subtype     string          `json:"subtype,omitempty"`
+	User        string          `json:"user,omitempty"`
+	BotID       string          `json:"bot_id,omitempty"`
+	AppID       string          `json:"app_id,omitempty"`
 	Text        string          `json:"text"`
 	TS          string          `json:"ts"`
-	ThreadTS    string          `json:"thread_ts"`
+	ThreadTS    string          `json:"thread_ts,omitempty"`
 	Channel     string          `json:"channel"`
-	ChannelType string          `json:"channel_type"`
-	Hidden      bool            `json:"hidden"`
-	Blocks      json.RawMessage `json:"blocks"`
-	Attachments json.RawMessage `json:"attachments"`
-	Files       json.RawMessage `json:"files"`
-	Message     *message        `json:"message"`
-	Previous    *message        `json:"previous_message"`
+	ChannelType string          `json:"channel_type,omitempty"`
+	Hidden      bool            `json:"hidden,omitempty"`
+	Blocks      json.RawMessage `json:"blocks,omitempty"`
+	Attachments json.RawMessage `json:"attachments,omitempty"`
+	Files       json.RawMessage `json:"files,omitempty"`
+	Message     *message        `json:"message,omitempty"`
+	Previous    *message        `json:"previous_message,omitempty"`
 }
 
 // maxText bounds the text the bot reads from one message.

@@ -104,7 +104,7 @@ type DigestRecord struct {
 type InboxItem struct {
 	Key      string // the event's id (unique)
 	Kind     string // e.g. "events_api"
-	Payload  []byte // the raw envelope payload, as received
+	Payload  []byte // what the bot needs to handle the event again; deleted once it is done
 	Owner    string // the replica that holds it
 	Received time.Time
 }
@@ -162,8 +162,9 @@ type Store interface {
 	// caller acks and skips it. Whether the earlier record is done or not
 	// does not matter: one that is not is InboxOrphans' to hand out.
 	InboxPut(ctx context.Context, item InboxItem, lease time.Duration) (bool, error)
-	// InboxDone marks an event handled. Done keys still dedupe redeliveries
-	// until purged. Marking a key again, or a key never put, is not an error.
+	// InboxDone marks an event handled and deletes its payload: only the
+	// key is kept, to dedupe redeliveries until purged. Marking a key again,
+	// or a key never put, is not an error.
 	InboxDone(ctx context.Context, key string) error
 	// InboxOrphans takes over up to limit events that are not done and whose
 	// holder's lease has expired: it re-leases them to owner for lease and
@@ -178,6 +179,12 @@ type Store interface {
 	// replica that stopped expire and are taken over, however long its
 	// queue.
 	InboxRenew(ctx context.Context, owner string, lease time.Duration) (int64, error)
+
+	// InboxPurge deletes the inbox events received before before, done or
+	// not, and returns how many it deleted. The inbox is kept only for as
+	// long as it helps: a redelivery comes within minutes, and an event
+	// that old is no longer worth answering.
+	InboxPurge(ctx context.Context, before time.Time) (int64, error)
 
 	// Purge deletes the suggestions, feedback and replies older than before,
 	// the inbox events received before it, done or not, and every claim that

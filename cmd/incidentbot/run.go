@@ -157,6 +157,7 @@ func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) er
 	g.Go(func() error { return b.Run(gctx) })
 	g.Go(func() error { return dg.s.Run(gctx) })
 	g.Go(func() error { return purge(gctx, st, time.Duration(c.Retention), log) })
+	g.Go(func() error { return purgeInbox(gctx, st, time.Now, log) })
 	g.Go(func() error {
 		for {
 			select {
@@ -293,6 +294,36 @@ func reload(lf libFlags, opts matcher.Options, current *atomic.Pointer[matcher.M
 	b.SetSearcher(m)
 	time.AfterFunc(time.Minute, func() { old.Close() })
 	log.Info("case library reloaded", "cases", lib.Len(), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// inboxKeep is how long events stay in the inbox, handled or not: Slack
+// redelivers within minutes, and an event not handled after an hour is no
+// longer worth answering. Handled events keep only their key.
+const inboxKeep = time.Hour
+
+// inboxPurger is the part of the store purgeInbox uses.
+type inboxPurger interface {
+	InboxPurge(ctx context.Context, before time.Time) (int64, error)
+}
+
+// purgeInbox deletes inbox events older than inboxKeep, at start and then
+// every inboxKeep/6, until ctx ends.
+func purgeInbox(ctx context.Context, st inboxPurger, now func() time.Time, log *slog.Logger) error {
+	t := time.NewTicker(inboxKeep / 6)
+	defer t.Stop()
+	for {
+		n, err := st.InboxPurge(ctx, now().Add(-inboxKeep))
+		if err != nil && ctx.Err() == nil {
+			log.Warn("purging old inbox events failed", "err", err)
+		} else if n > 0 {
+			log.Debug("purged old inbox events", "events", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }
 
 // purge deletes activity older than the retention age, at start and then

@@ -397,10 +397,19 @@ func (s *Store) InboxPut(ctx context.Context, item store.InboxItem, lease time.D
 
 // InboxDone implements store.Store.
 func (s *Store) InboxDone(ctx context.Context, key string) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE inbox SET done = true WHERE key = $1`, key); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE inbox SET done = true, payload = '' WHERE key = $1`, key); err != nil {
 		return fmt.Errorf("mark %s done in inbox: %w", key, err)
 	}
 	return nil
+}
+
+// InboxPurge implements store.Store.
+func (s *Store) InboxPurge(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM inbox WHERE received < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("purge inbox before %s: %w", before.UTC().Format(time.RFC3339), err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // InboxRenew implements store.Store.

@@ -131,3 +131,31 @@ func TestOpenBadURL(t *testing.T) {
 		t.Errorf("error %q shows the password", err)
 	}
 }
+
+// TestInboxDoneKeepsNoPayload reads the table: once an event is handled,
+// only its key is left.
+func TestInboxDoneKeepsNoPayload(t *testing.T) {
+	url := schema(t)
+	s := open(t, url)
+	defer s.Close()
+	ctx := t.Context()
+	secret := []byte(`{"event":{"text":"private: customer card number leaked"}}`)
+	if _, err := s.InboxPut(ctx, store.InboxItem{Key: "Ev1", Kind: "events_api", Payload: secret, Owner: "r1"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InboxDone(ctx, "Ev1"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT length(payload) FROM inbox WHERE key = 'Ev1'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("a handled event keeps %d bytes of payload, want 0", n)
+	}
+}

@@ -82,6 +82,9 @@ func open(ctx context.Context, path string, opts []Option) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
+	if err := private(path); err != nil {
+		return nil, err
+	}
 	// Each connection waits for locks instead of failing at once, logs
 	// ahead so that readers do not block the writer, checks foreign keys,
 	// and starts its transactions with BEGIN IMMEDIATE so that a
@@ -125,6 +128,35 @@ func open(ctx context.Context, path string, opts []Option) (*Store, error) {
 		}
 		backoff = min(2*backoff, 500*time.Millisecond)
 	}
+}
+
+// private makes the database file, before SQLite opens it, readable and
+// writable by its owner only: it holds what people wrote in private
+// channels. SQLite gives the -wal and -shm files it creates the database
+// file's mode; those an older version left are made private too.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case err == nil:
+		f.Close()
+	case !errors.Is(err, fs.ErrExist):
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) && p != path {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, fi.Mode().Perm()&0o700); err != nil {
+				return fmt.Errorf("make %s private: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // isBusy reports whether err is SQLite's "database is locked".
@@ -483,10 +515,19 @@ func (s *Store) InboxPut(ctx context.Context, item store.InboxItem, lease time.D
 
 // InboxDone implements store.Store.
 func (s *Store) InboxDone(ctx context.Context, key string) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE inbox SET done = 1 WHERE key = ?`, key); err != nil {
+	if _, err := s.db.ExecContext(ctx, `UPDATE inbox SET done = 1, payload = X'' WHERE key = ?`, key); err != nil {
 		return fmt.Errorf("mark %s done in inbox: %w", key, err)
 	}
 	return nil
+}
+
+// InboxPurge implements store.Store.
+func (s *Store) InboxPurge(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM inbox WHERE received < ?`, micros(before))
+	if err != nil {
+		return 0, fmt.Errorf("purge inbox before %s: %w", before.UTC().Format(time.RFC3339), err)
+	}
+	return res.RowsAffected()
 }
 
 // InboxRenew implements store.Store.

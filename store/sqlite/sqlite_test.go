@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -257,5 +258,67 @@ func TestBufferedFlushesIntoSQLite(t *testing.T) {
 	}
 	if h, _, err := b.CaseFeedback(t.Context(), "pg"); err != nil || h != 1 {
 		t.Errorf("CaseFeedback = %d, %v; want 1", h, err)
+	}
+}
+
+// TestInboxDoneKeepsNoPayload reads the file: once an event is handled, only
+// its key is left.
+func TestInboxDoneKeepsNoPayload(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "activity.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	secret := []byte(`{"event":{"text":"private: customer card number leaked"}}`)
+	if _, err := s.InboxPut(ctx, store.InboxItem{Key: "Ev1", Kind: "events_api", Payload: secret, Owner: "r1"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InboxDone(ctx, "Ev1"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT length(payload) FROM inbox WHERE key = 'Ev1'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("a handled event keeps %d bytes of payload, want 0", n)
+	}
+}
+
+// TestFilesPrivate: the database and its -wal and -shm files are readable by
+// their owner only, whatever the umask, also when an older version left
+// the database readable by others.
+func TestFilesPrivate(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.db")
+	if err := os.WriteFile(old, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(dir, "new.db"), old} {
+		s, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "k", Time: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if mode := fi.Mode().Perm(); mode != 0o600 {
+				t.Errorf("%s has mode %v, want -rw-------", filepath.Base(f), mode)
+			}
+		}
+		s.Close()
 	}
 }

@@ -92,6 +92,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"InboxBadArgs", testInboxBadArgs},
 		{"Purge", testPurge},
 		{"PurgeInbox", testPurgeInbox},
+		{"InboxPurge", testInboxPurge},
 		{"Ping", testPing},
 	}
 	for _, tt := range tests {
@@ -979,6 +980,33 @@ func testPurge(t *testing.T, s store.Store) {
 	}
 	if n, err := s.Purge(ctx, cut); err != nil || n != 0 {
 		t.Errorf("second Purge = %d, %v; want 0, nil", n, err)
+	}
+}
+
+// testInboxPurge: the inbox is kept for a short time, done or not, apart
+// from the activity's retention; a key purged is new again.
+func testInboxPurge(t *testing.T, s store.Store) {
+	ctx, clock := t.Context(), Clock(t)
+	inboxPut(t, s, inboxItem("old-done", "r1"), time.Minute)
+	inboxDone(t, s, "old-done")
+	inboxPut(t, s, inboxItem("old-pending", "r1"), time.Minute)
+	clock.Advance(time.Hour)
+	cut := clock.Now()
+	inboxPut(t, s, inboxItem("fresh", "r1"), time.Minute)
+	n, err := s.InboxPurge(ctx, cut)
+	if err != nil || n != 2 {
+		t.Fatalf("InboxPurge = %d, %v; want the 2 events received before the cut", n, err)
+	}
+	clock.Advance(2 * time.Minute) // every lease has expired
+	got, err := s.InboxOrphans(ctx, "r2", time.Minute, 10)
+	if err != nil || len(got) != 1 || got[0].Key != "fresh" {
+		t.Errorf("InboxOrphans after InboxPurge = %+v, %v; want only fresh", got, err)
+	}
+	if ok, err := s.InboxPut(ctx, inboxItem("old-done", "r1"), time.Minute); err != nil || !ok {
+		t.Errorf("InboxPut of a purged key = %v, %v; want true (new again)", ok, err)
+	}
+	if n, err := s.InboxPurge(ctx, cut); err != nil || n != 0 {
+		t.Errorf("second InboxPurge = %d, %v; want 0, nil", n, err)
 	}
 }
 
