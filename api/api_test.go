@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -280,6 +282,11 @@ func TestRoutes(t *testing.T) {
 			if resp.StatusCode != 200 || len(p2.Cases) > 0 && p2.Cases[0].ID == p.Cases[0].ID {
 				t.Errorf("second page: %d %s", resp.StatusCode, clip(body))
 			}
+			// The cursor of a lookup does not page the plain listing.
+			resp, body = c.do(get(t, ts.URL, "/api/v1/cases?limit=3&cursor="+p.NextCursor), false)
+			if e := decodeErr(t, body); resp.StatusCode != 400 || e.Error.Param != "cursor" {
+				t.Errorf("a lookup's cursor without q: %d %s", resp.StatusCode, body)
+			}
 		}
 	})
 	t.Run("list bad", func(t *testing.T) {
@@ -519,5 +526,40 @@ func TestCheckListen(t *testing.T) {
 		if err == nil && !strings.Contains(msg, api.TokenEnv) {
 			t.Errorf("the start message %q does not say how requests are protected", msg)
 		}
+	}
+}
+
+// The page lists the whole library, newest first, a page at a time.
+func TestPageListsOlderCases(t *testing.T) {
+	_, ts := newServer(t, api.Options{})
+	c := newChecker(t, ts.URL)
+	more := regexp.MustCompile(`id="more" href="([^"]+)"`)
+	first := regexp.MustCompile(`<a href="/cases/([^"?]+)`)
+	path, seen := "/?lang=ko", map[string]bool{}
+	for pages := 0; path != ""; pages++ {
+		if pages > 100 {
+			t.Fatal("the listing does not end")
+		}
+		resp, body := c.do(get(t, ts.URL, html.UnescapeString(path)), true)
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `lang="ko"`) {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		for _, m := range first.FindAllStringSubmatch(string(body), -1) {
+			if seen[m[1]] {
+				t.Fatalf("%s listed twice", m[1])
+			}
+			seen[m[1]] = true
+		}
+		path = ""
+		if m := more.FindStringSubmatch(string(body)); m != nil {
+			path = m[1]
+		}
+	}
+	if n := builtin(t).Library().Len(); len(seen) != n {
+		t.Errorf("the page listed %d of %d cases", len(seen), n)
+	}
+	resp, body := c.do(get(t, ts.URL, "/?cursor=garbage"), false)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `id="error"`) {
+		t.Errorf("a bad cursor: %d, want the first page with a note", resp.StatusCode)
 	}
 }

@@ -376,7 +376,11 @@ func list(ctx context.Context, m *matcher.Matcher, q string, f Filters, lang, cu
 		return Page{}, err
 	}
 	out := Page{Cases: []Summary{}}
-	if strings.TrimSpace(q) != "" {
+	ranked := strings.TrimSpace(q) != ""
+	if cur != "" && (ranked != (c.ID == "")) {
+		return Page{}, argErrorf("cursor", "belongs to a listing with different words in q: pass q as it was for the first page, or no cursor")
+	}
+	if ranked {
 		end := min(c.Offset+limit, maxRanked)
 		ans, err := m.Search(ctx, q+f.query(), end+1)
 		if err != nil {

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -30,7 +31,7 @@ var pageWords = map[cases.Lang]map[string]string{
 		"symptom": "symptom", "component": "component", "root_cause": "root cause", "summary": "Summary", "saw": "What responders saw",
 		"trigger": "Trigger", "detection": "Detection", "helped": "What helped", "lessons": "Lessons", "actions": "Action items",
 		"related": "Related cases", "sources": "Sources", "detected": "detected after", "resolved": "resolved after",
-		"not_found": "No such case", "terms": "words",
+		"not_found": "No such case", "terms": "words", "more": "Older cases",
 	},
 	cases.Korean: {
 		"brand": "incidentbot · 과거 장애 사례", "search": "검색", "placeholder": "증상, 오류 메시지 또는 symptom:high-latency component:dns",
@@ -39,7 +40,7 @@ var pageWords = map[cases.Lang]map[string]string{
 		"symptom": "증상", "component": "구성 요소", "root_cause": "근본 원인", "summary": "요약", "saw": "대응자가 본 증상",
 		"trigger": "발단", "detection": "탐지", "helped": "도움이 된 조치", "lessons": "교훈", "actions": "후속 조치",
 		"related": "관련 사례", "sources": "출처", "detected": "탐지까지", "resolved": "해결까지",
-		"not_found": "없는 사례입니다", "terms": "일치한 단어",
+		"not_found": "없는 사례입니다", "terms": "일치한 단어", "more": "이전 사례 더 보기",
 	},
 }
 
@@ -53,6 +54,7 @@ type pageData struct {
 	Error   string
 	Total   int
 	Results []pageResult
+	More    string // the next page of the listing
 	Case    *CaseView
 }
 
@@ -115,10 +117,18 @@ func (s *Server) pageSearch(w http.ResponseWriter, r *http.Request) {
 	m := s.opts.Matcher()
 	d.Total = m.Library().Len()
 	if d.Query == "" {
-		p, err := list(r.Context(), m, "", Filters{}, string(l), "", defaultLimit)
+		p, err := list(r.Context(), m, "", Filters{}, string(l), r.URL.Query().Get("cursor"), defaultLimit)
+		var ae *argError
+		if errors.As(err, &ae) {
+			d.Error = err.Error() // a cursor from an older page or a mistyped link
+			p, err = list(r.Context(), m, "", Filters{}, string(l), "", defaultLimit)
+		}
 		if err != nil {
 			s.pageError(w, r, err)
 			return
+		}
+		if p.NextCursor != "" {
+			d.More = "/?" + url.Values{"cursor": {p.NextCursor}, "lang": {string(l)}}.Encode()
 		}
 		for _, c := range p.Cases {
 			d.Results = append(d.Results, pageResult{Href: d.CaseHref(c.ID), Title: c.Title, Org: c.Org, Date: c.Date})
