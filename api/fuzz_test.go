@@ -39,7 +39,9 @@ func FuzzMatchBody(f *testing.F) {
 				t.Fatalf("200 with %s", rec.Body)
 			}
 		case 400, 413:
-			var e struct{ Error struct{ Code, Message string } }
+			var e struct {
+				Error struct{ Code, Message string }
+			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
 				t.Fatalf("%d with %s", rec.Code, rec.Body)
 			}
@@ -66,7 +68,9 @@ func FuzzCasesQuery(f *testing.F) {
 			t.Fatalf("%d for %q: %s", rec.Code, query, rec.Body)
 		}
 		if rec.Code == 400 {
-			var e struct{ Error struct{ Code, Message, Param string } }
+			var e struct {
+				Error struct{ Code, Message, Param string }
+			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Message == "" {
 				t.Fatalf("400 for %q with %s", query, rec.Body)
 			}
