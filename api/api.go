@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,6 +28,10 @@ import (
 
 // TokenEnv is the environment variable that holds the API's bearer token.
 const TokenEnv = "INCIDENTBOT_API_TOKEN"
+
+// mcpIdle is how long an MCP client over HTTP may stay silent before the
+// server forgets it; it reconnects with a new initialize.
+const mcpIdle = 30 * time.Minute
 
 // DefaultMaxBody bounds a request body.
 const DefaultMaxBody = 1 << 20
@@ -189,7 +194,8 @@ func (s *Server) routeAll() error {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:                     s.opts.Logger,
 		MaxRequestBodyBytes:        s.opts.MaxBody,
-		DisableLocalhostProtection: true, // hostCheck below does it for every route
+		SessionTimeout:             mcpIdle, // clients that leave without saying so
+		DisableLocalhostProtection: true,    // hostCheck below does it for every route
 	})
 	mux.Handle("/mcp", mcpHandler)
 	s.routes = append(s.routes, Route{Pattern: "/mcp"})

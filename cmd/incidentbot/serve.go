@@ -112,7 +112,9 @@ func serveAPI(ctx context.Context, g *errgroup.Group, addr string, h http.Handle
 	}
 	base := "http://" + ln.Addr().String()
 	log.Info("serving the API, MCP and the library page", "addr", ln.Addr().String(), "page", base+"/", "mcp", base+"/mcp", "auth", auth)
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	// No ReadTimeout: /mcp streams events on long-lived GETs; bodies are
+	// bounded by the handler.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
