@@ -95,7 +95,7 @@ func openStoreForTest(t *testing.T, path string) {
 	t.Helper()
 	var sf storeFlags
 	sf.DB = path
-	st, _, err := sf.open(context.Background(), env{getenv: func(string) string { return "" }})
+	st, _, err := sf.open(context.Background(), env{getenv: func(string) string { return "" }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func (c *digestPreviewCmd) Run(ctx context.Context, e env) error {
 			return fmt.Errorf("no activity store at %s: point --db (or INCIDENTBOT_DB) at the file the bot writes, or set DATABASE_URL", path)
 		}
 	}
-	st, _, err := sf.open(ctx, e)
+	st, _, err := sf.open(ctx, e, nil)
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) er
 	}
 	defer func() { lib.current.Load().Close() }()
 
-	st, where, err := c.storeFlags.open(ctx, e)
+	st, where, err := c.storeFlags.open(ctx, e, log)
 	if err != nil {
 		return err
 	}

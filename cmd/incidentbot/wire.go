@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -21,9 +22,15 @@ type storeFlags struct {
 }
 
 // open opens PostgreSQL when DATABASE_URL is set, else the SQLite file.
-func (s *storeFlags) open(ctx context.Context, e env) (store.Store, string, error) {
+// PostgreSQL's steps (connecting, the migration lock) are logged on log
+// when it is not nil.
+func (s *storeFlags) open(ctx context.Context, e env, log *slog.Logger) (store.Store, string, error) {
 	if url := e.getenv("DATABASE_URL"); url != "" {
-		st, err := postgres.Open(ctx, url)
+		var opts []postgres.Option
+		if log != nil {
+			opts = append(opts, postgres.WithLogger(log))
+		}
+		st, err := postgres.Open(ctx, url, opts...)
 		if err != nil {
 			return nil, "", fmt.Errorf("open PostgreSQL from DATABASE_URL: %w", err)
 		}

@@ -5,3 +5,6 @@ package postgres
 func WithSchemaVersion(version int) Option {
 	return func(s *Store) { s.upTo = version }
 }
+
+// LockSpace is the first key of the package's advisory locks.
+const LockSpace = lockSpace

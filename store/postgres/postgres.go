@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -40,6 +41,39 @@ type Store struct {
 	// upTo, when positive, is the last migration applied: tests use it to
 	// build a schema as an older version left it.
 	upTo int
+
+	log            *slog.Logger
+	connectTimeout time.Duration
+	lockTimeout    time.Duration
+}
+
+// Bounds on the waits of Open.
+const (
+	// DefaultConnectTimeout bounds connecting, when the URL sets no
+	// connect_timeout: a server that accepts the connection and never
+	// answers fails Open after it instead of hanging.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultLockTimeout bounds the wait for the migration lock, which
+	// another replica holds while it migrates the schema.
+	DefaultLockTimeout = 2 * time.Minute
+)
+
+// WithLogger logs each step of Open (connecting, waiting for the migration
+// lock, migrating); the default discards them.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Store) { s.log = l }
+}
+
+// WithConnectTimeout sets the bound on connecting used when the URL has no
+// connect_timeout; DefaultConnectTimeout when not set.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(s *Store) { s.connectTimeout = d }
+}
+
+// WithLockTimeout sets the bound on the wait for the migration lock;
+// DefaultLockTimeout when not set.
+func WithLockTimeout(d time.Duration) Option {
+	return func(s *Store) { s.lockTimeout = d }
 }
 
 var _ store.Store = (*Store)(nil)
@@ -63,13 +97,27 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		// The parse error may quote the URL, password included.
 		return nil, errors.New("open postgres store: cannot parse the database URL")
 	}
+	s := &Store{now: time.Now, log: slog.New(slog.DiscardHandler), connectTimeout: DefaultConnectTimeout, lockTimeout: DefaultLockTimeout}
+	for _, o := range opts {
+		o(s)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = s.connectTimeout
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
-	s := &Store{pool: pool, now: time.Now}
-	for _, o := range opts {
-		o(s)
+	s.pool = pool
+	start := time.Now()
+	s.log.Info("connecting to PostgreSQL", "host", cfg.ConnConfig.Host, "port", cfg.ConnConfig.Port, "timeout", cfg.ConnConfig.ConnectTimeout.String())
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		if ctx.Err() == nil && time.Since(start) >= cfg.ConnConfig.ConnectTimeout {
+			return nil, fmt.Errorf("open postgres store: no answer within %v: is the address that of a PostgreSQL server that accepts connections? (connect_timeout in the URL sets the wait): %w",
+				cfg.ConnConfig.ConnectTimeout, err)
+		}
+		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
@@ -96,7 +144,16 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 	}
 	defer conn.Release()
 	const key = `hashtext(coalesce(current_schema(), ''))`
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, `+key+`)`, lockSpace); err != nil {
+	s.log.Info("taking the schema migration lock", "timeout", s.lockTimeout.String())
+	lockCtx, cancel := context.WithTimeout(ctx, s.lockTimeout)
+	_, err = conn.Exec(lockCtx, `SELECT pg_advisory_lock($1, `+key+`)`, lockSpace)
+	timedOut := lockCtx.Err() != nil && ctx.Err() == nil
+	cancel()
+	if timedOut {
+		conn.Conn().Close(context.WithoutCancel(ctx)) // the lock may yet be granted to it
+		return fmt.Errorf("take migration lock: not granted within %v: another replica is migrating the schema or holds the lock; see pg_locks where locktype = 'advisory'", s.lockTimeout)
+	}
+	if err != nil {
 		return fmt.Errorf("take migration lock: %w", err)
 	}
 	defer func() {
@@ -113,6 +170,12 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 	)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
+	applied := 0
+	defer func() {
+		if err == nil {
+			s.log.Info("database schema up to date", "migrations_applied", applied)
+		}
+	}()
 	for _, m := range ms {
 		if s.upTo > 0 && m.Version > s.upTo {
 			break
@@ -122,9 +185,11 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.Version).Scan(&done); err != nil || done {
 				return err
 			}
+			s.log.Info("applying database migration", "migration", m.Name)
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
+			applied++
 			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, m.Version)
 			return err
 		})
