@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -313,4 +314,64 @@ func plainSafe(s string) bool {
 		return false
 	}
 	return true
+}
+
+// topKey matches a line that starts a top-level key of a YAML mapping.
+var topKey = regexp.MustCompile(`^(?:[A-Za-z_][A-Za-z0-9_-]*|"[^"]*"|'[^']*')\s*:`)
+
+// SetRelatedYAML rewrites the related field of a one-case YAML file in place
+// and leaves every other line, comments included, as it was. A file without
+// a related field gets one at its end.
+func SetRelatedYAML(data []byte, rel []Related) []byte {
+	w := &yamlWriter{}
+	if len(rel) == 0 {
+		w.line(0, "related", "related: []")
+	} else {
+		w.key(0, "related", "related")
+		for i, r := range rel {
+			p := fmt.Sprintf("related[%d]", i)
+			w.item(0, p, "id", r.ID)
+			w.scalar(1, p+".reason", "reason", r.Reason)
+		}
+	}
+	block := w.buf.String()
+	lines := strings.SplitAfter(string(data), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "related:") || strings.HasPrefix(l, "related :") {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		s := string(data)
+		if s != "" && !strings.HasSuffix(s, "\n") {
+			s += "\n"
+		}
+		return []byte(s + block)
+	}
+	end := len(lines)
+	for i := start + 1; i < len(lines); i++ {
+		if topKey.MatchString(lines[i]) || strings.HasPrefix(lines[i], "---") || strings.HasPrefix(lines[i], "...") {
+			end = i
+			break
+		}
+	}
+	// Comments and blank lines just above the next key belong to it.
+	for end > start+1 {
+		t := strings.TrimSpace(lines[end-1])
+		if t != "" && !strings.HasPrefix(t, "#") {
+			break
+		}
+		end--
+	}
+	var b strings.Builder
+	for _, l := range lines[:start] {
+		b.WriteString(l)
+	}
+	b.WriteString(block)
+	for _, l := range lines[end:] {
+		b.WriteString(l)
+	}
+	return []byte(b.String())
 }

@@ -41,7 +41,7 @@ func (c *showCmd) Run(e env) error {
 		}
 		return fmt.Errorf("no case %q: incidentbot cases list shows the ids", c.ID)
 	}
-	printCase(e.stdout, cases.DefaultTaxonomy(), cs, cases.Lang(c.Lang))
+	printCase(e.stdout, c.tax(), cs, cases.Lang(c.Lang))
 	return nil
 }
 
@@ -153,7 +153,7 @@ type casesCmd struct {
 	Validate casesValidateCmd `cmd:"" help:"List every problem in case files; exit 1 when any is an error."`
 	List     casesListCmd     `cmd:"" help:"List the cases of the library."`
 	Stats    casesStatsCmd    `cmd:"" help:"Count cases per tag and list the taxonomy ids no case uses."`
-	Relate   casesRelateCmd   `cmd:"" help:"Fill the related field of every ID.json in DIR with up to three cases."`
+	Relate   casesRelateCmd   `cmd:"" help:"Fill the related field of every one-case file (JSON or YAML) in DIR with up to three cases, from DIR and the built-in library."`
 }
 
 // errInvalid reports that validation found errors (already printed).
@@ -161,12 +161,16 @@ var errInvalid = fmt.Errorf("validation found errors")
 
 // casesValidateCmd is "incidentbot cases validate".
 type casesValidateCmd struct {
+	taxFlags
 	Paths []string `arg:"" optional:"" name:"path" help:"Case files or directories; none: the built-in library."`
 }
 
 func (c *casesValidateCmd) Run(e env) error {
 	pos := c.Paths
-	tax := cases.DefaultTaxonomy()
+	tax, err := c.taxonomy(e.stdout)
+	if err != nil {
+		return err
+	}
 	var sets []*cases.Set
 	if len(pos) == 0 {
 		b, err := cases.Builtin(tax)
@@ -371,7 +375,7 @@ func (c *casesStatsCmd) Run(e env) error {
 	if err != nil {
 		return err
 	}
-	tax := cases.DefaultTaxonomy()
+	tax := c.tax()
 	st := cases.Stats(lib, tax)
 	fmt.Fprintf(e.stdout, "%d cases from %d organisations, %s to %s; %d with Korean title and summary\n\n",
 		st.Cases, st.Orgs, st.FirstYear, st.LastYear, st.Korean)
@@ -409,11 +413,16 @@ func (c *casesStatsCmd) Run(e env) error {
 // one-case JSON files, in place.
 // casesRelateCmd is "incidentbot cases relate".
 type casesRelateCmd struct {
-	Dir string `arg:"" name:"dir" help:"A directory of one-case files named ID.json, e.g. cases/builtin; each is rewritten in place."`
+	taxFlags
+	Builtin bool   `name:"builtin" default:"true" negatable:"" help:"Relate the cases to the built-in library as well as to each other (--no-builtin: only to each other)."`
+	Dir     string `arg:"" name:"dir" help:"A directory of one-case files (JSON or YAML), e.g. team-cases/ or cases/builtin; each is rewritten in place."`
 }
 
 func (c *casesRelateCmd) Run(e env) error {
-	tax := cases.DefaultTaxonomy()
+	tax, err := c.taxonomy(e.stderr)
+	if err != nil {
+		return err
+	}
 	set, err := cases.Load(c.Dir, tax)
 	if err != nil {
 		return err
@@ -421,31 +430,71 @@ func (c *casesRelateCmd) Run(e env) error {
 	if n := set.Errors(); n > 0 {
 		return fmt.Errorf("%s in %s: run incidentbot cases validate %s first", plural(n, "error"), c.Dir, c.Dir)
 	}
-	lib, _ := cases.NewLibrary(set)
+	if len(set.Cases) == 0 {
+		return fmt.Errorf("no cases in %s", c.Dir)
+	}
+	sets := []*cases.Set{set}
+	if c.Builtin {
+		b, err := cases.Builtin(tax)
+		if err != nil {
+			return err
+		}
+		// The directory's cases come last: a case there replaces the
+		// built-in one with its id (as when relating cases/builtin itself).
+		sets = []*cases.Set{b, set}
+	}
+	lib, _ := cases.NewLibrary(sets...)
 	related := cases.Relate(lib, tax)
+	perFile := map[string]int{}
+	for _, f := range set.Files {
+		perFile[f]++
+	}
 	changed := 0
-	for _, c := range lib.Cases() {
-		file := set.Files[c.ID]
-		if filepath.Ext(file) != ".json" || filepath.Base(file) != c.ID+".json" {
-			return fmt.Errorf("%s: cases relate rewrites one-case files named ID.json; this one holds %s", file, c.ID)
-		}
-		c.Related = related[c.ID]
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(c); err != nil {
-			return fmt.Errorf("encode %s: %w", c.ID, err)
-		}
-		old, _ := os.ReadFile(file)
-		if bytes.Equal(old, buf.Bytes()) {
+	var refused []string
+	for _, cs := range set.Cases {
+		file := set.Files[cs.ID]
+		if perFile[file] > 1 {
+			refused = append(refused, file)
 			continue
 		}
-		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		cs.Related = related[cs.ID]
+		old, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		var data []byte
+		switch strings.ToLower(filepath.Ext(file)) {
+		case ".yaml", ".yml":
+			data = cases.SetRelatedYAML(old, cs.Related)
+		case ".jsonl", ".ndjson":
+			line, err := json.Marshal(cs)
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", cs.ID, err)
+			}
+			data = append(line, '\n')
+		default:
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(cs); err != nil {
+				return fmt.Errorf("encode %s: %w", cs.ID, err)
+			}
+			data = buf.Bytes()
+		}
+		if bytes.Equal(old, data) {
+			continue
+		}
+		if err := writeFileAtomic(file, data); err != nil {
 			return err
 		}
 		changed++
 	}
-	fmt.Fprintf(e.stdout, "%s, %s rewritten\n", plural(lib.Len(), "case"), plural(changed, "file"))
+	fmt.Fprintf(e.stdout, "%s, %s rewritten\n", plural(len(set.Cases), "case"), plural(changed, "file"))
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		refused = slices.Compact(refused)
+		return fmt.Errorf("not rewritten, as each holds several cases: %s (cases relate rewrites one-case files)", strings.Join(refused, ", "))
+	}
 	return nil
 }

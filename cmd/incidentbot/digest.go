@@ -79,7 +79,7 @@ func (c *digestPreviewCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	tax := cases.DefaultTaxonomy()
+	tax := c.tax()
 	if *asJSON {
 		blocks, text := bot.RenderDigest(d, tax)
 		return writeJSON(e.stdout, map[string]any{"text": text, "blocks": blocks})

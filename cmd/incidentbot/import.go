@@ -338,6 +338,7 @@ func writeFileAtomic(path string, data []byte) error {
 
 // casesImportCmd is "incidentbot cases import".
 type casesImportCmd struct {
+	taxFlags
 	Out    string   `name:"out" default:"." placeholder:"DIR" help:"Directory to write the case files to, one ID.yaml per case."`
 	Format string   `name:"format" default:"auto" enum:"auto,markdown,html,il" help:"Document format: auto (by file name and content), markdown, html or il (Incident Library JSON or JSON lines)."`
 	Force  bool     `name:"force" help:"Overwrite a case file whose content would change (it may hold a reviewer's edits)."`
@@ -350,7 +351,10 @@ func (c *casesImportCmd) Run(e env) error {
 	if err != nil {
 		return usagef("--format: %v", err)
 	}
-	tax := cases.DefaultTaxonomy()
+	tax, err := c.taxonomy(e.stderr)
+	if err != nil {
+		return err
+	}
 	b, err := cases.Builtin(tax)
 	if err != nil {
 		return err

@@ -232,3 +232,113 @@ func TestImportReport(t *testing.T) {
 		}
 	}
 }
+
+// TestTaxonomyOverlay runs the commands with a team's taxonomy overlay: a
+// team case may use the overlay's component, the matcher finds it in an
+// alert by the overlay's phrases, and import turns a front-matter service
+// the overlay names into a component.
+func TestTaxonomyOverlay(t *testing.T) {
+	overlay := filepath.Join("..", "..", "cases", "testdata", "overlay", "team.yaml")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "fh.yaml"), []byte(`id: fernhollow-2025-03-02
+title: Orders writes stalled behind a lock held by a migration
+date: 2025-03-02
+summary: A schema migration on the orders database held a table lock for twelve minutes.
+symptoms: [high-latency]
+components: [orders-db]
+`), 0o644)
+
+	code, out, _ := runCmd(t, "", nil, "cases", "validate", dir)
+	if code != 0 || !strings.Contains(out, `components[0]: "orders-db" is not in the taxonomy`) {
+		t.Errorf("without the overlay: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCmd(t, "", map[string]string{"INCIDENTBOT_TAXONOMY": overlay}, "cases", "validate", dir)
+	if code != 0 || !strings.Contains(out, "0 errors, 0 warnings") {
+		t.Errorf("with the overlay from the environment: exit %d\n%s", code, out)
+	}
+
+	code, out, errOut := runCmd(t, "", nil, "match", "--taxonomy", overlay, "--cases", dir, "--json", "orders database p99 write latency 4s, inserts waiting on a lock")
+	if code != 0 {
+		t.Fatalf("match: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, `"components":["orders-db"`) || !strings.Contains(out, `"results":[{"id":"fernhollow-2025-03-02"`) {
+		t.Errorf("the matcher did not use the overlay's component:\n%s", out)
+	}
+
+	docs := t.TempDir()
+	os.WriteFile(filepath.Join(docs, "fh.md"), []byte("---\ntitle: Orders API errors\ndate: 2025-04-01\nservices: [orders-db]\n---\n\nThe orders API returned 500 errors for ten minutes.\n"), 0o644)
+	outDir := t.TempDir()
+	code, report, errOut := runCmd(t, "", nil, "cases", "import", "--taxonomy", overlay, "--out", outDir, docs)
+	if code != 0 || !strings.Contains(report, "components orders-db") {
+		t.Errorf("import with the overlay: exit %d %s\n%s", code, errOut, report)
+	}
+
+	bad := filepath.Join("..", "..", "cases", "testdata", "overlay", "bad.yaml")
+	code, _, errOut = runCmd(t, "", nil, "match", "--taxonomy", bad, "disk full")
+	if code != 1 || !strings.Contains(errOut, "bad.yaml:2:5: error: components[0].id") || !strings.Contains(errOut, "root_causes") {
+		t.Errorf("a bad overlay: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestRelateTeamCases relates a team's YAML and JSON cases to each other and
+// to the built-in library, and keeps what a person wrote in the YAML file.
+func TestRelateTeamCases(t *testing.T) {
+	dir := t.TempDir()
+	yamlCase := `# Reviewed by the storage team.
+id: acme-2025-05-01
+title: Product pages failed when the CDN served an expired certificate
+date: 2025-05-01
+summary: Browsers refused the CDN's TLS certificate after it expired.
+symptoms: [tls-handshake-failures]   # what users saw
+components: [cdn, tls-certificates]
+root_cause: expired-cert-or-credential
+related: []
+# Keep this note.
+review:
+  written_by: hand
+`
+	os.WriteFile(filepath.Join(dir, "acme-2025-05-01.yaml"), []byte(yamlCase), 0o644)
+	os.WriteFile(filepath.Join(dir, "acme-2025-06-01.json"), []byte(`{"id": "acme-2025-06-01", "title": "Login API rejected tokens after a signing key expired",
+"date": "2025-06-01", "summary": "The identity service kept signing with an expired key.", "symptoms": ["auth-failures"],
+"components": ["identity-auth", "tls-certificates"], "root_cause": "expired-cert-or-credential"}`), 0o644)
+
+	code, out, errOut := runCmd(t, "", nil, "cases", "relate", dir)
+	if code != 0 || !strings.Contains(out, "2 cases, 2 files rewritten") {
+		t.Fatalf("relate: exit %d %s\n%s", code, errOut, out)
+	}
+	set, err := cases.Load(dir, cases.DefaultTaxonomy())
+	if err != nil || len(set.Cases) != 2 || set.Errors() > 0 {
+		t.Fatalf("after relate: %v %v", err, set.Problems)
+	}
+	builtin, _ := cases.Builtin(cases.DefaultTaxonomy())
+	builtinIDs := map[string]bool{}
+	for _, c := range builtin.Cases {
+		builtinIDs[c.ID] = true
+	}
+	for _, c := range set.Cases {
+		if len(c.Related) != 3 {
+			t.Errorf("%s: related %+v, want three", c.ID, c.Related)
+			continue
+		}
+		hasBuiltin := false
+		for _, r := range c.Related {
+			hasBuiltin = hasBuiltin || builtinIDs[r.ID]
+			if r.Reason == "" {
+				t.Errorf("%s: related %s without a reason", c.ID, r.ID)
+			}
+		}
+		if !hasBuiltin {
+			t.Errorf("%s: related only to team cases: %+v", c.ID, c.Related)
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "acme-2025-05-01.yaml"))
+	for _, keep := range []string{"# Reviewed by the storage team.", "[tls-handshake-failures]   # what users saw", "# Keep this note.\nreview:\n  written_by: hand\n"} {
+		if !strings.Contains(string(data), keep) {
+			t.Errorf("relate lost %q:\n%s", keep, data)
+		}
+	}
+	code, out, _ = runCmd(t, "", nil, "cases", "relate", dir)
+	if code != 0 || !strings.Contains(out, "0 files rewritten") {
+		t.Errorf("second relate: exit %d\n%s", code, out)
+	}
+}

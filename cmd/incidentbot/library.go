@@ -4,12 +4,62 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/incidentbot/incidentbot/cases"
 )
 
+// taxFlags choose the taxonomy: the built-in one, merged with a team's
+// overlay when one is given.
+type taxFlags struct {
+	TaxonomyFile string `name:"taxonomy" placeholder:"FILE" env:"INCIDENTBOT_TAXONOMY" help:"A team taxonomy overlay (YAML or JSON) that adds your own components and symptoms, or phrases for existing ids."`
+
+	loaded *cases.Taxonomy `kong:"-"`
+}
+
+// taxonomy returns the taxonomy to use, reading the overlay once. Warnings
+// in the overlay are printed on warn; errors stop the command, all of them
+// listed.
+func (t *taxFlags) taxonomy(warn io.Writer) (*cases.Taxonomy, error) {
+	if t.loaded != nil {
+		return t.loaded, nil
+	}
+	if t.TaxonomyFile == "" {
+		t.loaded = cases.DefaultTaxonomy()
+		return t.loaded, nil
+	}
+	data, err := os.ReadFile(t.TaxonomyFile)
+	if err != nil {
+		return nil, fmt.Errorf("read the taxonomy overlay: %w (check --taxonomy or INCIDENTBOT_TAXONOMY)", err)
+	}
+	tax, probs := cases.LoadOverlay(t.TaxonomyFile, data, cases.DefaultTaxonomy())
+	var errs []string
+	for _, p := range probs {
+		if p.Severity == cases.Error {
+			errs = append(errs, p.String())
+		} else {
+			fmt.Fprintf(warn, "incidentbot: %s\n", p)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("the taxonomy overlay has %d error(s):\n  %s", len(errs), strings.Join(errs, "\n  "))
+	}
+	t.loaded = tax
+	return tax, nil
+}
+
+// tax returns the taxonomy once it is loaded, else the built-in one.
+func (t *taxFlags) tax() *cases.Taxonomy {
+	if t.loaded != nil {
+		return t.loaded
+	}
+	return cases.DefaultTaxonomy()
+}
+
 // libFlags are the flags that choose the case library.
 type libFlags struct {
+	taxFlags
 	Cases   []string `name:"cases" placeholder:"PATH" sep:":" env:"INCIDENTBOT_CASES" help:"Load cases from this file or directory beside the built-in library (repeatable; in the environment, paths separated by :)."`
 	Builtin bool     `name:"builtin" default:"true" negatable:"" env:"INCIDENTBOT_BUILTIN" help:"Include the built-in library of public incidents (--builtin=false or --no-builtin leaves it out)."`
 }
@@ -24,7 +74,10 @@ func (l *libFlags) load(warn io.Writer) (*cases.Library, error) {
 // loadContext is load that stops when ctx ends (SIGINT, SIGTERM).
 func (l *libFlags) loadContext(ctx context.Context, warn io.Writer) (*cases.Library, error) {
 	paths := l.Cases
-	tax := cases.DefaultTaxonomy()
+	tax, err := l.taxonomy(warn)
+	if err != nil {
+		return nil, err
+	}
 	var sets []*cases.Set
 	if l.Builtin {
 		b, err := cases.Builtin(tax)

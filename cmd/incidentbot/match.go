@@ -56,7 +56,7 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 	if err != nil {
 		return err
 	}
-	m, err := matcher.New(lib, matcher.Options{})
+	m, err := matcher.New(lib, matcher.Options{Taxonomy: c.tax()})
 	if err != nil {
 		return err
 	}

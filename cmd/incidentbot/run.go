@@ -190,7 +190,7 @@ func (c *botCmd) startLibrary(e env, log *slog.Logger) (*liveLibrary, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &liveLibrary{opts: matcher.Options{Floor: c.Floor, IndexDir: c.IndexDir, Logger: log}}
+	l := &liveLibrary{opts: matcher.Options{Floor: c.Floor, IndexDir: c.IndexDir, Logger: log, Taxonomy: c.tax()}}
 	m, err := matcher.New(lib, l.opts)
 	if err != nil {
 		return nil, err
