@@ -139,6 +139,13 @@ type live struct {
 // startLive loads the library and indexes it.
 func startLive(lf libFlags, opts matcher.Options, warn io.Writer, log *slog.Logger) (*live, error) {
 	start := time.Now()
+	tax, err := lf.taxonomy(warn)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Taxonomy == nil {
+		opts.Taxonomy = tax
+	}
 	lib, err := loadLibrary(lf, warn)
 	if err != nil {
 		return nil, err
