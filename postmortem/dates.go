@@ -11,11 +11,12 @@ import (
 )
 
 var (
-	isoDate   = regexp.MustCompile(`(?:^|[^\d])((?:19|20)\d\d)[-./](\d{1,2})[-./](\d{1,2})(?:[^\d]|$)`)
-	koDate    = regexp.MustCompile(`((?:19|20)\d\d)\s*년\s*(\d{1,2})\s*월\s*(\d{1,2})\s*일`)
-	monthDay  = regexp.MustCompile(`(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b`)
-	dayMonth  = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b`)
-	clockTime = regexp.MustCompile(`(?i)(?:((?:19|20)\d\d-\d\d-\d\d)[ T,]+)?\b(\d{1,2}):(\d\d)(?::\d\d)?\s*(am|pm)?`)
+	isoDate     = regexp.MustCompile(`(?:^|[^\d])((?:19|20)\d\d)[-./](\d{1,2})[-./](\d{1,2})(?:[^\d]|$)`)
+	koDate      = regexp.MustCompile(`((?:19|20)\d\d)\s*년\s*(\d{1,2})\s*월\s*(\d{1,2})\s*일`)
+	monthDay    = regexp.MustCompile(`(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b`)
+	dayMonth    = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b`)
+	compactDate = regexp.MustCompile(`(?:^|[^\d])((?:19|20)\d\d)(\d\d)(\d\d)(?:[^\d]|$)`)
+	clockTime   = regexp.MustCompile(`(?i)(?:((?:19|20)\d\d-\d\d-\d\d)[ T,]+)?\b(\d{1,2}):(\d\d)(?::\d\d)?\s*(am|pm)?`)
 )
 
 var months = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,

@@ -3,6 +3,7 @@ package postmortem
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ type block struct {
 	kind  blockKind
 	level int        // heading level
 	text  string     // paragraph, heading or code text
+	lines []string   // a paragraph's source lines
 	items []string   // list items, nested ones included, in order
 	rows  [][]string // table rows, the header first
 }
@@ -56,7 +58,13 @@ func blocks(src []byte) []block {
 				out = append(out, block{kind: bHeading, level: v.Level, text: inline(v, src)})
 			case *ast.Paragraph, *ast.TextBlock:
 				if t := inline(v, src); strings.TrimSpace(t) != "" {
-					out = append(out, block{kind: bPara, text: t})
+					b := block{kind: bPara, text: t}
+					lines := c.Lines()
+					for i := range min(lines.Len(), 32) {
+						seg := lines.At(i)
+						b.lines = append(b.lines, strings.TrimSpace(string(seg.Value(src))))
+					}
+					out = append(out, b)
 				}
 			case *ast.List:
 				b := block{kind: bList}
@@ -261,6 +269,9 @@ type section struct {
 }
 
 func (s *section) add(b block) {
+	if b.kind != bTable && isPlaceholder(b.text) && len(b.items) == 0 {
+		return
+	}
 	switch b.kind {
 	case bPara, bCode:
 		s.paras = append(s.paras, b.text)
@@ -413,11 +424,20 @@ func readMarkdown(name string, src []byte, htmlTitle string) *Draft {
 	title := fm.Title
 	cur, curLevel := fNone, 0
 	titleTaken := title != ""
+	fmTitle := titleTaken
+	var labelDate string
 	for i, b := range bs {
 		if b.kind == bHeading {
 			f := classify(b.text)
 			if !titleTaken && f == fNone && (b.level == 1 || !hasHeadingLevel(bs, 1)) {
 				title, titleTaken = b.text, true
+				cur, curLevel = fNone, 0
+				continue
+			}
+			if titleTaken && !fmTitle && f == fNone && genericTitle(title) && !genericTitle(b.text) {
+				// "# Postmortem" then "## Payments outage": the second is the
+				// title.
+				title = b.text
 				cur, curLevel = fNone, 0
 				continue
 			}
@@ -437,6 +457,33 @@ func readMarkdown(name string, src []byte, htmlTitle string) *Draft {
 		// section; one that starts with a label ("Impact: 3% of logins
 		// failed.") gives that field its text.
 		if b.kind == bPara {
+			// A block of "Key: value" lines states the document's title,
+			// date, status or authors.
+			meta, used := 0, 0
+			for _, l := range b.lines {
+				k, v, ok := metaLabel(l)
+				if !ok {
+					if key, _, found := strings.Cut(l, ":"); found && len(strings.Fields(key)) <= 3 {
+						continue
+					}
+					meta = -1
+					break
+				}
+				meta++
+				switch {
+				case k == "title" && !fmTitle && (!titleTaken || genericTitle(title)):
+					title, titleTaken = strings.Trim(v, "*_ "), true
+					used++
+				case k == "date" && labelDate == "":
+					if d := firstDate(v); d != "" {
+						labelDate = d
+						used++
+					}
+				}
+			}
+			if meta > 0 && used > 0 {
+				continue
+			}
 			if f, rest, ok := label(b.text); ok {
 				if rest == "" {
 					cur, curLevel = f, 7
@@ -459,8 +506,11 @@ func readMarkdown(name string, src []byte, htmlTitle string) *Draft {
 			get(cur).add(b)
 		}
 	}
-	if !titleTaken && htmlTitle != "" {
+	if (!titleTaken || genericTitle(title)) && htmlTitle != "" && !genericTitle(cleanTitle(htmlTitle)) {
 		title = htmlTitle
+	}
+	if genericTitle(title) {
+		title = "" // the summary's first sentence says more
 	}
 
 	c := &cases.Case{Review: cases.Review{WrittenBy: "import"}}
@@ -490,6 +540,9 @@ func readMarkdown(name string, src []byte, htmlTitle string) *Draft {
 	}
 	if title == "" {
 		title = firstSentence(secText(secs[fSummary]))
+	}
+	if title == "" {
+		title = firstSentence(fm.Summary)
 	}
 	c.Title = txt(cleanTitle(title))
 
@@ -571,7 +624,15 @@ func readMarkdown(name string, src []byte, htmlTitle string) *Draft {
 	// document writes (its summary first).
 	c.Date = normDate(fm.Date)
 	if c.Date == "" {
-		c.Date = firstDate(name)
+		c.Date = labelDate
+	}
+	if c.Date == "" {
+		c.Date = firstDate(filepath.Base(name))
+	}
+	if c.Date == "" {
+		if m := compactDate.FindStringSubmatch(filepath.Base(name)); m != nil {
+			c.Date = ymd(m[1], m[2], m[3])
+		}
 	}
 	if c.Date == "" {
 		c.Date = firstDate(summary)
@@ -649,6 +710,9 @@ func steps(s *section, txt func(string) cases.Text) []cases.Step {
 		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(t), "[ ]"), "[x]"))
 		if t == "" || strings.HasSuffix(t, ":") && utf8.RuneCountInString(t) < 40 {
 			return // a label such as "Short term:" groups the items after it
+		}
+		if isPlaceholder(t) {
+			return
 		}
 		out = append(out, cases.Step{Text: txt(t)})
 	}
@@ -795,4 +859,46 @@ func dropNegated(text string) string {
 		out = append(out, strings.TrimSpace(sent))
 	}
 	return strings.Join(out, "\n")
+}
+
+// genericTitle reports whether a title only says what kind of document it
+// is ("Postmortem", "Incident report", "장애 보고서").
+func genericTitle(t string) bool {
+	n := normHeading(cleanTitle(t))
+	switch n {
+	case "", "postmortem", "post-mortem", "post mortem", "incident postmortem", "incident post-mortem", "incident report",
+		"incident review", "postmortem report", "post-incident review", "post incident review", "rca", "root cause analysis",
+		"incident", "retrospective", "incident retrospective", "template", "postmortem template",
+		"포스트모템", "장애 보고서", "장애 보고", "장애 리포트", "사후 분석", "장애 회고", "회고":
+		return true
+	}
+	return false
+}
+
+// metaLabel reads a paragraph that states the document's title or date:
+// "Title: ...", "Date: ...", "제목: ...", "발생 일시: ...".
+func metaLabel(p string) (kind, value string, ok bool) {
+	first, _, _ := strings.Cut(p, "\n")
+	k, v, found := strings.Cut(first, ":")
+	if !found || strings.TrimSpace(v) == "" {
+		return "", "", false
+	}
+	switch normHeading(k) {
+	case "title", "incident title", "제목", "장애명":
+		return "title", strings.TrimSpace(v), true
+	case "date", "incident date", "date of incident", "started", "start time", "일시", "발생 일시", "발생일", "장애 일시", "날짜":
+		return "date", strings.TrimSpace(v), true
+	}
+	return "", "", false
+}
+
+// isPlaceholder reports whether text is what a template leaves where the
+// writer had nothing to say.
+func isPlaceholder(t string) bool {
+	n := strings.ToLower(strings.Trim(strings.TrimSpace(t), "-–—*_.:()[]<> "))
+	switch n {
+	case "", "tbd", "tba", "n/a", "na", "none", "todo", "to do", "to-do", "...", "…", "없음", "해당 없음", "미정", "추후 작성":
+		return true
+	}
+	return strings.HasPrefix(strings.TrimSpace(t), "<") && strings.HasSuffix(strings.TrimSpace(t), ">") && !strings.Contains(t, "</")
 }

@@ -249,3 +249,47 @@ func FuzzReadHTML(f *testing.F) {
 		}
 	})
 }
+
+// TestTemplateLeftovers reads a postmortem written in a company template:
+// a generic heading above the real title, "Title:" and "Date:" lines, and
+// sections left at their placeholder.
+func TestTemplateLeftovers(t *testing.T) {
+	src := `# Incident Postmortem
+
+Title: Card payments declined for EU merchants
+Date: 3 March 2025
+
+## Summary
+The EU card gateway rejected valid cards for 18 minutes.
+
+## Lessons learned
+TBD
+
+## Action items
+| Action | Owner |
+|---|---|
+| Add a canary for the EU gateway | payments |
+| N/A | |
+`
+	ds, err := postmortem.Read("IR-20250303.md", []byte(src), postmortem.Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ds[0].Case
+	if c.Title.En != "Card payments declined for EU merchants" || c.Date != "2025-03-03" {
+		t.Errorf("title %q date %q", c.Title.En, c.Date)
+	}
+	if !c.Lessons.Empty() || len(c.ActionItems) != 1 {
+		t.Errorf("placeholders kept: lessons %q, action items %+v", c.Lessons.En, c.ActionItems)
+	}
+	if c.ID != "ir-20250303" {
+		t.Errorf("id %q", c.ID)
+	}
+
+	// With only a generic heading, the summary's first sentence is the
+	// title, and a compact date in the file name is the date.
+	ds, _ = postmortem.Read("notes/20241102-outage.md", []byte("# Post-mortem\n\n## Summary\nThe search cluster lost quorum. It recovered after 20 minutes.\n"), postmortem.Auto)
+	if c := ds[0].Case; c.Title.En != "The search cluster lost quorum" || c.Date != "2024-11-02" {
+		t.Errorf("title %q date %q", c.Title.En, c.Date)
+	}
+}
