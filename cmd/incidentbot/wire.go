@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,7 +19,8 @@ import (
 
 // storeFlags choose the activity store.
 type storeFlags struct {
-	DB string `name:"db" placeholder:"FILE" env:"INCIDENTBOT_DB" help:"SQLite file for activity (suggestions, votes, digests); default $XDG_DATA_HOME/incidentbot/activity.db. DATABASE_URL in the environment selects PostgreSQL instead."`
+	DB       string `name:"db" placeholder:"FILE" env:"INCIDENTBOT_DB" help:"SQLite file for activity (suggestions, votes, digests); default $XDG_DATA_HOME/incidentbot/activity.db. DATABASE_URL in the environment selects PostgreSQL instead."`
+	DBSchema string `name:"db-schema" placeholder:"NAME" env:"INCIDENTBOT_DB_SCHEMA" help:"PostgreSQL only: keep the tables in this schema (created if missing) instead of the first of the URL's search_path; use it when the database is shared."`
 }
 
 // open opens PostgreSQL when DATABASE_URL is set, else the SQLite file.
@@ -30,11 +32,17 @@ func (s *storeFlags) open(ctx context.Context, e env, log *slog.Logger) (store.S
 		if log != nil {
 			opts = append(opts, postgres.WithLogger(log))
 		}
+		if s.DBSchema != "" {
+			opts = append(opts, postgres.WithSchema(s.DBSchema))
+		}
 		st, err := postgres.Open(ctx, url, opts...)
 		if err != nil {
 			return nil, "", fmt.Errorf("open PostgreSQL from DATABASE_URL: %w", err)
 		}
 		return st, "postgres", nil
+	}
+	if s.DBSchema != "" {
+		return nil, "", errors.New("--db-schema (INCIDENTBOT_DB_SCHEMA) applies to PostgreSQL only: set DATABASE_URL, or unset it")
 	}
 	path, err := s.sqlitePath()
 	if err != nil {

@@ -40,7 +40,8 @@ type Store struct {
 	now  func() time.Time
 	// upTo, when positive, is the last migration applied: tests use it to
 	// build a schema as an older version left it.
-	upTo int
+	upTo   int
+	schema string // WithSchema's
 
 	log            *slog.Logger
 	connectTimeout time.Duration
@@ -81,6 +82,16 @@ var _ store.Store = (*Store)(nil)
 // Option configures a Store.
 type Option func(*Store)
 
+// WithSchema keeps the store's tables in the named schema, created if it is
+// missing (which needs the CREATE privilege on the database), instead of
+// the first schema of the connection's search_path. It sets search_path for
+// every connection and wins over one in the URL. Use it to share a
+// database with other applications: the store's table names (suggestions,
+// feedback, replies, claims, inbox…) are plain.
+func WithSchema(name string) Option {
+	return func(s *Store) { s.schema = name }
+}
+
 // WithNow sets the clock that claims and leases are measured on; the default
 // is time.Now. Replicas compare each other's leases on their own clocks, so
 // keep them in sync (NTP) and make leases much longer than the skew.
@@ -104,6 +115,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = s.connectTimeout
 	}
+	if s.schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{s.schema}.Sanitize()
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
@@ -118,6 +132,19 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 				cfg.ConnConfig.ConnectTimeout, err)
 		}
 		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	if s.schema != "" {
+		// Only a missing schema is created: CREATE SCHEMA needs a
+		// privilege that using an existing one does not.
+		var exists bool
+		err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.schema).Scan(&exists)
+		if err == nil && !exists {
+			_, err = pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.schema}.Sanitize())
+		}
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open postgres store: schema %q: %w", s.schema, err)
+		}
 	}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
@@ -164,11 +191,21 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 			err = errors.Join(err, fmt.Errorf("release migration lock: %w", uerr))
 		}
 	}()
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if err := adoptOldTable(ctx, conn.Conn()); err != nil {
+		return fmt.Errorf("move %s to %s: %w", migrate.OldTable, migrate.Table, err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+migrate.Table+` (
 		version    integer     NOT NULL PRIMARY KEY,
 		applied_at timestamptz NOT NULL DEFAULT now()
 	)`); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
+		return fmt.Errorf("create %s: %w", migrate.Table, err)
+	}
+	var have int
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+migrate.Table).Scan(&have); err != nil {
+		return fmt.Errorf("read %s: %w", migrate.Table, err)
+	}
+	if err := migrate.Check(have, ms); err != nil {
+		return err
 	}
 	applied := 0
 	defer func() {
@@ -182,7 +219,7 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			var done bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.Version).Scan(&done); err != nil || done {
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+migrate.Table+` WHERE version = $1)`, m.Version).Scan(&done); err != nil || done {
 				return err
 			}
 			s.log.Info("applying database migration", "migration", m.Name)
@@ -190,7 +227,7 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 				return err
 			}
 			applied++
-			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, m.Version)
+			_, err := tx.Exec(ctx, `INSERT INTO `+migrate.Table+` (version) VALUES ($1)`, m.Version)
 			return err
 		})
 		if err != nil {
@@ -198,6 +235,38 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 		}
 	}
 	return nil
+}
+
+// adoptOldTable moves the migrations recorded by versions before the
+// table's prefix into migrate.Table. Only a schema_migrations with exactly
+// the columns those versions made (version integer, applied_at timestamptz)
+// beside their suggestions table is theirs; another tool's is left alone.
+func adoptOldTable(ctx context.Context, conn *pgx.Conn) error {
+	var ours bool
+	err := conn.QueryRow(ctx, `SELECT coalesce(
+		(SELECT array_agg(column_name || ':' || data_type ORDER BY column_name) FROM information_schema.columns
+			WHERE table_schema = current_schema() AND table_name = $1)
+			= ARRAY['applied_at:timestamp with time zone', 'version:integer']::text[]
+		AND EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'suggestions'), false)`,
+		migrate.OldTable).Scan(&ours)
+	if err != nil || !ours {
+		return err
+	}
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		for _, q := range []string{
+			`CREATE TABLE IF NOT EXISTS ` + migrate.Table + ` (
+				version    integer     NOT NULL PRIMARY KEY,
+				applied_at timestamptz NOT NULL DEFAULT now()
+			)`,
+			`INSERT INTO ` + migrate.Table + ` (version, applied_at) SELECT version, applied_at FROM ` + migrate.OldTable + ` ON CONFLICT DO NOTHING`,
+			`DROP TABLE ` + migrate.OldTable,
+		} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // RecordSuggestion implements store.Store.

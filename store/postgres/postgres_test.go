@@ -67,11 +67,11 @@ func assertMigrated(t *testing.T, url string) {
 	}
 	defer conn.Close(context.Background())
 	var n, max int
-	if err := conn.QueryRow(t.Context(), "SELECT count(*), max(version) FROM schema_migrations").Scan(&n, &max); err != nil {
+	if err := conn.QueryRow(t.Context(), "SELECT count(*), max(version) FROM incidentbot_schema_migrations").Scan(&n, &max); err != nil {
 		t.Fatal(err)
 	}
 	if n < 1 || n != max {
-		t.Errorf("schema_migrations has %d rows up to version %d, want one row per version from 1", n, max)
+		t.Errorf("incidentbot_schema_migrations has %d rows up to version %d, want one row per version from 1", n, max)
 	}
 }
 
@@ -158,4 +158,121 @@ func TestInboxDoneKeepsNoPayload(t *testing.T) {
 	if n != 0 {
 		t.Errorf("a handled event keeps %d bytes of payload, want 0", n)
 	}
+}
+
+// TestMigrationsTableBesideAnotherTools: a golang-migrate schema_migrations
+// table in the same schema neither breaks the start nor is touched.
+func TestMigrationsTableBesideAnotherTools(t *testing.T) {
+	url := schema(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (version bigint NOT NULL PRIMARY KEY, dirty boolean NOT NULL);
+		INSERT INTO schema_migrations VALUES (20240101120000, false)`); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, url)
+	defer s.Close()
+	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "k", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var version int64
+	var dirty bool
+	if err := conn.QueryRow(ctx, `SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty); err != nil || version != 20240101120000 || dirty {
+		t.Errorf("the other tool's table reads %d, %v, %v; want it untouched", version, dirty, err)
+	}
+	assertMigrated(t, url)
+}
+
+// TestUpgradeMovesOldMigrationsTable: a schema an earlier version made,
+// with its migrations in schema_migrations, is taken over: the versions
+// move to incidentbot_schema_migrations, the old table goes, the data stays.
+func TestUpgradeMovesOldMigrationsTable(t *testing.T) {
+	url := schema(t)
+	ctx := t.Context()
+	s := open(t, url)
+	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "before", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// As the earlier version left it.
+	if _, err := conn.Exec(ctx, `ALTER TABLE incidentbot_schema_migrations RENAME TO schema_migrations`); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, url)
+	defer s.Close()
+	got, err := s.Suggestions(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil || len(got) != 1 {
+		t.Errorf("after the upgrade, Suggestions = %+v, %v; want the one recorded before", got, err)
+	}
+	var old bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&old); err != nil || old {
+		t.Errorf("old schema_migrations still there (%v, %v)", old, err)
+	}
+	assertMigrated(t, url)
+}
+
+// TestRefusesNewerSchema: a binary older than the schema stops at start
+// with a message that says what happened and what to do.
+func TestRefusesNewerSchema(t *testing.T) {
+	url := schema(t)
+	ctx := t.Context()
+	open(t, url).Close()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO incidentbot_schema_migrations (version) VALUES (9999)`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := postgres.Open(ctx, url)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open succeeded on a schema newer than the binary")
+	}
+	for _, want := range []string{"version 9999", "newer than this incidentbot", "restore a backup"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// TestWithSchema: the store's tables go to the schema named, created if
+// missing, whatever the URL's search_path says.
+func TestWithSchema(t *testing.T) {
+	url := schema(t) // its search_path names another schema
+	ctx := t.Context()
+	name := "incidentbot_own_" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+name+` CASCADE`)
+	t.Cleanup(func() { conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+name+` CASCADE`) })
+	s := open(t, url, postgres.WithSchema(name))
+	defer s.Close()
+	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "k", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var inNamed, inURLs int
+	if err := conn.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('suggestions', 'incidentbot_schema_migrations')),
+		(SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema())`, name).Scan(&inNamed, &inURLs); err != nil {
+		t.Fatal(err)
+	}
+	if inNamed != 2 || inURLs != 0 {
+		t.Errorf("tables: %d of 2 in schema %s, %d in the URL's schema; want all in %s", inNamed, name, inURLs, name)
+	}
+	// Opening again reuses it.
+	open(t, url, postgres.WithSchema(name)).Close()
 }

@@ -192,11 +192,24 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER NOT NULL PRIMARY KEY,
-		applied_at INTEGER NOT NULL
-	) STRICT`); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		if err := adoptOldTable(ctx, tx); err != nil {
+			return fmt.Errorf("move %s to %s: %w", migrate.OldTable, migrate.Table, err)
+		}
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+migrate.Table+` (
+			version    INTEGER NOT NULL PRIMARY KEY,
+			applied_at INTEGER NOT NULL
+		) STRICT`); err != nil {
+			return fmt.Errorf("create %s: %w", migrate.Table, err)
+		}
+		var have int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM `+migrate.Table).Scan(&have); err != nil {
+			return fmt.Errorf("read %s: %w", migrate.Table, err)
+		}
+		return migrate.Check(have, ms)
+	})
+	if err != nil {
+		return err
 	}
 	for _, m := range ms {
 		if s.upTo > 0 && m.Version > s.upTo {
@@ -209,10 +222,38 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// adoptOldTable moves the migrations recorded by versions before the
+// table's prefix into migrate.Table. Only a schema_migrations with exactly
+// the columns those versions made (version and applied_at, both INTEGER)
+// beside their suggestions table is theirs; another tool's is left alone.
+func adoptOldTable(ctx context.Context, tx *sql.Tx) error {
+	var cols string
+	var suggestions int
+	err := tx.QueryRowContext(ctx, `SELECT
+		coalesce((SELECT group_concat(name || ':' || type, ',') FROM (SELECT name, type FROM pragma_table_info(?) ORDER BY name)), ''),
+		(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'suggestions')`, migrate.OldTable).Scan(&cols, &suggestions)
+	if err != nil || cols != "applied_at:INTEGER,version:INTEGER" || suggestions != 1 {
+		return err
+	}
+	for _, q := range []string{
+		`CREATE TABLE IF NOT EXISTS ` + migrate.Table + ` (
+			version    INTEGER NOT NULL PRIMARY KEY,
+			applied_at INTEGER NOT NULL
+		) STRICT`,
+		`INSERT INTO ` + migrate.Table + ` (version, applied_at) SELECT version, applied_at FROM ` + migrate.OldTable + ` WHERE true ON CONFLICT DO NOTHING`,
+		`DROP TABLE ` + migrate.OldTable,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Store) apply(ctx context.Context, m migrate.Migration) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var done bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = ?)`, m.Version).Scan(&done); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+migrate.Table+` WHERE version = ?)`, m.Version).Scan(&done); err != nil {
 			return err
 		}
 		if done {
@@ -221,7 +262,7 @@ func (s *Store) apply(ctx context.Context, m migrate.Migration) error {
 		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, m.Version, micros(time.Now()))
+		_, err := tx.ExecContext(ctx, `INSERT INTO `+migrate.Table+` (version, applied_at) VALUES (?, ?)`, m.Version, micros(time.Now()))
 		return err
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,11 +81,11 @@ func TestSchemaAndPragmas(t *testing.T) {
 		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
 	}
 	var versions, max int
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*), MAX(version) FROM schema_migrations").Scan(&versions, &max); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*), MAX(version) FROM incidentbot_schema_migrations").Scan(&versions, &max); err != nil {
 		t.Fatal(err)
 	}
 	if versions != max || versions < 1 {
-		t.Errorf("schema_migrations has %d rows up to version %d, want one row per version from 1", versions, max)
+		t.Errorf("incidentbot_schema_migrations has %d rows up to version %d, want one row per version from 1", versions, max)
 	}
 }
 
@@ -133,11 +134,11 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	}
 	defer db.Close()
 	var versions, max int
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*), MAX(version) FROM schema_migrations").Scan(&versions, &max); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*), MAX(version) FROM incidentbot_schema_migrations").Scan(&versions, &max); err != nil {
 		t.Fatal(err)
 	}
 	if versions != 2 || max != 2 {
-		t.Errorf("schema_migrations has %d rows up to version %d after the upgrade, want 2 up to 2", versions, max)
+		t.Errorf("incidentbot_schema_migrations has %d rows up to version %d after the upgrade, want 2 up to 2", versions, max)
 	}
 }
 
@@ -320,5 +321,103 @@ func TestFilesPrivate(t *testing.T) {
 			}
 		}
 		s.Close()
+	}
+}
+
+// TestMigrationsTableBesideAnotherTools: a golang-migrate schema_migrations
+// table in the file neither breaks the start nor is touched.
+func TestMigrationsTableBesideAnotherTools(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "activity.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version uint64, dirty bool);
+		CREATE UNIQUE INDEX version_unique ON schema_migrations (version);
+		INSERT INTO schema_migrations VALUES (20240101120000, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open beside another tool's schema_migrations: %v", err)
+	}
+	defer s.Close()
+	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "k", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var version int64
+	var dirty bool
+	if err := db.QueryRowContext(ctx, `SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty); err != nil || version != 20240101120000 || dirty {
+		t.Errorf("the other tool's table reads %d, %v, %v; want it untouched", version, dirty, err)
+	}
+}
+
+// TestUpgradeMovesOldMigrationsTable: a file an earlier version made, with
+// its migrations in schema_migrations, is taken over: the versions move to
+// incidentbot_schema_migrations, the old table goes, the data stays.
+func TestUpgradeMovesOldMigrationsTable(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "activity.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "before", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// As the earlier version left it.
+	if _, err := db.ExecContext(ctx, `ALTER TABLE incidentbot_schema_migrations RENAME TO schema_migrations`); err != nil {
+		t.Fatal(err)
+	}
+	s, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open a file an earlier version made: %v", err)
+	}
+	defer s.Close()
+	if got, err := s.Suggestions(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)); err != nil || len(got) != 1 {
+		t.Errorf("after the upgrade, Suggestions = %+v, %v; want the one recorded before", got, err)
+	}
+	var old, versions int
+	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sqlite_schema WHERE name = 'schema_migrations'),
+		(SELECT count(*) FROM incidentbot_schema_migrations)`).Scan(&old, &versions); err != nil || old != 0 || versions != 2 {
+		t.Errorf("old table %d, versions moved %d, %v; want 0, 2", old, versions, err)
+	}
+}
+
+// TestRefusesNewerSchema: a binary older than the file's schema stops at
+// start with a message that says what happened and what to do.
+func TestRefusesNewerSchema(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "activity.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `INSERT INTO incidentbot_schema_migrations VALUES (9999, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s, err = sqlite.Open(ctx, path)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open succeeded on a schema newer than the binary")
+	}
+	for _, want := range []string{"version 9999", "newer than this incidentbot", "restore a backup"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
 	}
 }

@@ -51,3 +51,36 @@ func Load(fsys fs.FS) ([]Migration, error) {
 	slices.SortFunc(ms, func(a, b Migration) int { return a.Version - b.Version })
 	return ms, nil
 }
+
+// Table is the name of the table where the stores record the migrations
+// applied. It is prefixed so that it cannot be another tool's: golang-migrate,
+// dbmate and Rails all use schema_migrations.
+const Table = "incidentbot_schema_migrations"
+
+// OldTable is where versions before the prefix recorded migrations; a
+// store adopts it (copies its rows to Table and drops it) only when its
+// columns are those it had: version and applied_at.
+const OldTable = "schema_migrations"
+
+// NewerError is returned when the database's schema is newer than the
+// migrations this build knows: a newer incidentbot upgraded it.
+type NewerError struct {
+	Have int // the database's latest version
+	Know int // this build's latest version
+}
+
+func (e *NewerError) Error() string {
+	return fmt.Sprintf("the database schema is at version %d, newer than this incidentbot knows (up to %d): "+
+		"a newer incidentbot has upgraded it, and this one could misread or damage its data. "+
+		"Run the newer version (or a later one); to go back to this one, restore a backup taken before the upgrade",
+		e.Have, e.Know)
+}
+
+// Check returns a *NewerError when have, the latest version the database
+// records, is past the last of ms.
+func Check(have int, ms []Migration) error {
+	if know := ms[len(ms)-1].Version; have > know {
+		return &NewerError{Have: have, Know: know}
+	}
+	return nil
+}
