@@ -16,6 +16,7 @@ var (
 	monthDay    = regexp.MustCompile(`(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b`)
 	dayMonth    = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b`)
 	compactDate = regexp.MustCompile(`(?:^|[^\d])((?:19|20)\d\d)(\d\d)(\d\d)(?:[^\d]|$)`)
+	koClock     = regexp.MustCompile(`(오전|오후)?\s*(\d{1,2})\s*시(간)?\s*(?:(\d{1,2})\s*분)?`)
 	clockTime   = regexp.MustCompile(`(?i)(?:((?:19|20)\d\d-\d\d-\d\d)[ T,]+)?\b(\d{1,2}):(\d\d)(?::\d\d)?\s*(am|pm)?`)
 )
 
@@ -123,7 +124,16 @@ func timeline(s *section) cases.Timeline {
 	for _, l := range lines {
 		m := clockTime.FindStringSubmatch(l)
 		if m == nil {
-			continue
+			// "오후 2시 5분", "14시 05분"
+			k := koClock.FindStringSubmatch(l)
+			if k == nil || k[3] != "" { // "3시간" is a span, not a time
+				continue
+			}
+			ampm := map[string]string{"오전": "am", "오후": "pm"}[k[1]]
+			if k[4] == "" {
+				k[4] = "0"
+			}
+			m = []string{k[0], "", k[2], k[4], ampm}
 		}
 		h, _ := strconv.Atoi(m[2])
 		mi, _ := strconv.Atoi(m[3])

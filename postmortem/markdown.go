@@ -484,6 +484,19 @@ func readMarkdown(name string, src []byte, htmlTitle string) *Draft {
 			if meta > 0 && used > 0 {
 				continue
 			}
+			if len(b.lines) > 1 {
+				// "■ 원인" on its own line, then the section's lines, all in
+				// one paragraph of a plain-text document.
+				if f := shortLabel(b.lines[0]); f != fNone {
+					cur, curLevel = f, 7
+					if f != fIgnore {
+						for _, nb := range linesToBlocks(b.lines[1:]) {
+							get(f).add(nb)
+						}
+					}
+					continue
+				}
+			}
 			if f, rest, ok := label(b.text); ok {
 				if rest == "" {
 					cur, curLevel = f, 7
@@ -679,9 +692,9 @@ func hasHeadingLevel(bs []block, level int) bool {
 // "Root cause: ..." or "**Impact:** ...". rest is the text after the colon.
 func label(p string) (field, string, bool) {
 	first, _, _ := strings.Cut(p, "\n")
-	if first == p && len(strings.Fields(p)) <= 4 && !strings.HasSuffix(p, ".") {
+	if first == p {
 		// A short line on its own, often bold: "**Follow-ups**".
-		if f := classify(p); f != fNone {
+		if f := shortLabel(p); f != fNone {
 			return f, "", true
 		}
 	}
@@ -901,4 +914,49 @@ func isPlaceholder(t string) bool {
 		return true
 	}
 	return strings.HasPrefix(strings.TrimSpace(t), "<") && strings.HasSuffix(strings.TrimSpace(t), ">") && !strings.Contains(t, "</")
+}
+
+// shortLabel classifies a line that is only a section name: a few words,
+// perhaps after a bullet or numbering, with no full stop.
+func shortLabel(l string) field {
+	l = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(l), ":："))
+	if l == "" || len(strings.Fields(l)) > 4 || strings.HasSuffix(l, ".") || strings.HasSuffix(l, "다") {
+		return fNone
+	}
+	return classify(l)
+}
+
+var bulletPrefix = regexp.MustCompile(`^\s*(?:[-*•·▪◦○●※]|\d{1,2}[.)])\s+`)
+
+// linesToBlocks makes blocks of a paragraph's lines: bulleted lines become
+// list items, the others one paragraph.
+func linesToBlocks(lines []string) []block {
+	var out []block
+	var para []string
+	var items []string
+	flush := func() {
+		if len(para) > 0 {
+			out = append(out, block{kind: bPara, text: strings.Join(para, " ")})
+			para = nil
+		}
+		if len(items) > 0 {
+			out = append(out, block{kind: bList, items: items})
+			items = nil
+		}
+	}
+	for _, l := range lines {
+		if m := bulletPrefix.FindString(l); m != "" {
+			if len(para) > 0 {
+				flush()
+			}
+			items = append(items, strings.TrimSpace(l[len(m):]))
+			continue
+		}
+		if len(items) > 0 {
+			flush()
+		}
+		para = append(para, strings.TrimSpace(l))
+	}
+	flush()
+	return out
 }

@@ -293,3 +293,40 @@ TBD
 		t.Errorf("title %q date %q", c.Title.En, c.Date)
 	}
 }
+
+// TestPlainTextSections reads a Korean plain-text report whose sections are
+// marked "■ 원인" lines with bulleted lines under them, and times written
+// "14시 05분".
+func TestPlainTextSections(t *testing.T) {
+	src := `■ 장애 개요
+2024년 11월 2일 오후, 회원 로그인 API가 약 40분간 응답하지 않았다. 세션 Redis의 메모리가 가득 차면서 쓰기가 실패했다.
+
+■ 원인
+세션 TTL 설정이 누락된 배포로 키가 만료되지 않고 쌓였다.
+
+■ 타임라인
+• 14시 05분 배포
+• 14시 20분 로그인 실패 증가
+• 14시 28분 알림 발생
+• 약 3시간 뒤 회고 일정 공유
+• 15시 00분 Redis 재시작 후 정상화
+
+■ 재발 방지 대책
+• 배포 전 TTL 설정 검증
+• Redis 메모리 사용률 알림 추가
+`
+	ds, err := postmortem.Read("login.txt", []byte(src), postmortem.Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ds[0].Case
+	if !strings.HasPrefix(c.Summary.Ko, "2024년 11월 2일 오후") || c.Date != "2024-11-02" || !strings.Contains(c.Trigger.Ko, "TTL") {
+		t.Errorf("summary %q date %q trigger %q", c.Summary.Ko, c.Date, c.Trigger.Ko)
+	}
+	if len(c.ActionItems) != 2 || c.ActionItems[1].Text.Ko != "Redis 메모리 사용률 알림 추가" {
+		t.Errorf("action items %+v", c.ActionItems)
+	}
+	if durationText(c.Timeline.DetectedAfter) != "8m" || durationText(c.Timeline.ResolvedAfter) != "40m" {
+		t.Errorf("timeline %s / %s", durationText(c.Timeline.DetectedAfter), durationText(c.Timeline.ResolvedAfter))
+	}
+}
