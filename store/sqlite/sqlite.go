@@ -37,6 +37,8 @@ type Store struct {
 	// upTo, when positive, is the last migration applied: tests use it to
 	// build a database as an older version left it.
 	upTo int
+	// pragmas are more DSN parameters: tests use them to make a full disk.
+	pragmas []string
 }
 
 var _ store.Store = (*Store)(nil)
@@ -89,21 +91,22 @@ func open(ctx context.Context, path string, opts []Option) (*Store, error) {
 	// ahead so that readers do not block the writer, checks foreign keys,
 	// and starts its transactions with BEGIN IMMEDIATE so that a
 	// read-then-write transaction never fails halfway on a lock.
-	dsn := path + "?" + strings.Join([]string{
+	s := &Store{now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	dsn := path + "?" + strings.Join(append([]string{
 		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()),
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(NORMAL)",
 		"_pragma=foreign_keys(1)",
 		"_txlock=immediate",
-	}, "&")
+	}, s.pragmas...), "&")
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, now: time.Now}
-	for _, o := range opts {
-		o(s)
-	}
+	s.db = db
 	// Processes opening a new file at once race to switch it to WAL, and
 	// SQLite answers that race with SQLITE_BUSY at once, not after the busy
 	// timeout: try again, briefly, until one has done it.

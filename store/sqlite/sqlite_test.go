@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -419,5 +420,44 @@ func TestRefusesNewerSchema(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+}
+
+// TestFullDiskIsAnOutage: a full disk fails writes with an error the write
+// buffer keeps retrying (not store.ErrRejected), so the suggestions and
+// votes wait (up to the buffer's 10 minutes) instead of being given up.
+func TestFullDiskIsAnOutage(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "activity.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	if err := db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	full, err := sqlite.Open(ctx, path, sqlite.WithMaxPages(pages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	big := store.Feedback{Channel: "C1", Message: "1.2", User: "U1", CaseID: "pg", Vote: store.Helpful, Time: time.Now(),
+		Query: strings.Repeat("결제 API 타임아웃 ", 2000)}
+	_, err = full.RecordFeedback(ctx, big)
+	if err == nil {
+		t.Fatal("RecordFeedback on a full database succeeded")
+	}
+	if errors.Is(err, store.ErrRejected) {
+		t.Errorf("a full disk is reported as a rejected write (%v): the buffer would give the vote up", err)
+	}
+	if !strings.Contains(err.Error(), "full") {
+		t.Errorf("error %q does not say the database is full", err)
 	}
 }
