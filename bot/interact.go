@@ -137,7 +137,7 @@ func (b *Bot) onShortcut(ctx context.Context, in *interaction, channel string) {
 		blocks, fallback = renderText(say(lang, "none"))
 	} else {
 		_, private := b.channels.check(ctx, channel, "")
-		id := b.shares.put(pendingShare{channel: channel, thread: thread, private: private, text: text, lang: lang, answer: ans})
+		id := b.shares.put(pendingShare{channel: channel, thread: thread, private: private, text: text})
 		blocks, fallback = renderReply(ans.Results, lang, replyOptions{share: id, library: b.opts.PublicURL})
 		b.record(answer{channel: channel, private: private, thread: thread, source: FromShortcut, key: "shortcut:" + id}, ans, lang)
 	}
@@ -283,8 +283,6 @@ type pendingShare struct {
 	channel, thread string
 	private         bool
 	text            string
-	lang            cases.Lang
-	answer          *matcher.Answer
 	at              time.Time
 }
 

@@ -153,7 +153,6 @@ type thread struct {
 	root    string // text of the first message
 	text    string // the thread's text so far, bounded
 	private bool
-	lang    string
 }
 
 // maxThreadText bounds the text kept per thread.

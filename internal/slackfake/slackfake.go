@@ -92,12 +92,6 @@ func WithMaxConnections(n int) Option {
 	return func(c *config) { c.maxConns = n }
 }
 
-// WithDisconnectGrace sets how long Disconnect keeps a connection open when
-// the client does not reconnect (default 2s).
-func WithDisconnectGrace(d time.Duration) Option {
-	return func(c *config) { c.grace = d }
-}
-
 // WithLean makes the fake keep only what a load test needs, so that its own
 // memory does not hide the client's: recorded calls keep their method,
 // channel, ts, thread, status and time but not their bodies, and an acked
