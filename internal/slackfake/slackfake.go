@@ -171,6 +171,7 @@ type Server struct {
 	conns    []*conn             // open connections, oldest first
 	rr       int                 // round-robin cursor
 	opened   int                 // connections ever opened
+	maxPongs int                 // most PINGs one connection answered
 	envs     map[string]*envelope
 	pending  []*envelope // waiting for a connection
 }

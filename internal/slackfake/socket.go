@@ -30,6 +30,9 @@ type conn struct {
 	// draining is guarded by Server.mu: the connection was told to disconnect,
 	// or failed a write, and gets no new envelopes.
 	draining bool
+	// pongs counts the client's answers to this connection's PINGs
+	// (guarded by Server.mu).
+	pongs int
 }
 
 func (c *conn) write(msg []byte) error {
@@ -132,6 +135,17 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	for _, e := range pending {
 		s.deliver(e, -1)
 	}
+	// gorilla calls the pong handler from ReadMessage, in readAcks.
+	ws.SetPongHandler(func(string) error {
+		s.mu.Lock()
+		c.pongs++
+		if c.pongs > s.maxPongs {
+			s.maxPongs = c.pongs
+		}
+		s.notifyLocked()
+		s.mu.Unlock()
+		return nil
+	})
 	s.readAcks(c)
 }
 
@@ -245,6 +259,12 @@ func (s *Server) Connections() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.liveLocked())
+}
+
+// WaitPongs waits until one connection has answered n of the fake's
+// PINGs: it stayed open through n ping intervals.
+func (s *Server) WaitPongs(ctx context.Context, n int) error {
+	return s.wait(ctx, func() bool { return s.maxPongs >= n })
 }
 
 // WaitConnected waits until at least n connections take envelopes.
