@@ -26,6 +26,7 @@ import (
 
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // Searcher finds cases like a text; *matcher.Matcher implements it.
@@ -35,11 +36,12 @@ type Searcher interface {
 	Case(id string) (*cases.Case, bool)
 }
 
-// Recorder keeps what the bot suggested and the votes it got. Its methods
-// must not block: a store behind it buffers and retries.
+// Recorder keeps what the bot suggested and the votes it got;
+// *store.Buffered implements it. Its methods must not block: a store
+// behind it buffers and retries.
 type Recorder interface {
-	RecordSuggestion(Suggestion)
-	RecordFeedback(Feedback)
+	RecordSuggestionAsync(store.Suggestion)
+	RecordFeedbackAsync(store.Feedback)
 }
 
 // Inbox records events before they are acked; the activity store
@@ -52,61 +54,10 @@ type Inbox interface {
 	Done(ctx context.Context, key string) error
 	// Orphans takes over up to limit events whose holder stopped before
 	// handling them.
-	Orphans(ctx context.Context, limit int) ([]InboxItem, error)
+	Orphans(ctx context.Context, limit int) ([]store.InboxItem, error)
 	// Renew keeps this replica's unhandled events its own for another
 	// lease: however long its queue, only a stopped replica's events expire.
 	Renew(ctx context.Context) error
-}
-
-// InboxItem is an event taken over from the inbox.
-type InboxItem struct {
-	Key     string
-	Kind    string
-	Payload []byte
-}
-
-// Source says what a suggestion answered.
-type Source string
-
-// The sources of suggestions.
-const (
-	FromAlert    Source = "alert"
-	FromPerson   Source = "person"
-	FromCommand  Source = "command"
-	FromShortcut Source = "shortcut"
-	FromMention  Source = "mention"
-)
-
-// ScoredCase is a suggested case with its score.
-type ScoredCase struct {
-	ID    string
-	Score float64
-}
-
-// Suggestion is one answer the bot gave.
-type Suggestion struct {
-	Key        string // unique per answered event
-	Time       time.Time
-	Channel    string
-	Private    bool
-	Thread     string
-	Source     Source
-	Lang       cases.Lang
-	Symptoms   []string
-	Components []string
-	Cases      []ScoredCase
-}
-
-// Feedback is one vote on a suggested case.
-type Feedback struct {
-	Time    time.Time
-	Channel string
-	Private bool
-	Message string // ts of the reply that carried the button
-	User    string
-	CaseID  string
-	Helpful bool
-	Query   string // the text that was matched, when the bot still has it
 }
 
 // Options configure the bot. Tokens come from the environment, parsed in

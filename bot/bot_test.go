@@ -18,6 +18,7 @@ import (
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/internal/slackfake"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // Channels of the fake workspace.
@@ -55,13 +56,13 @@ func testMatcher(t testing.TB) *matcher.Matcher {
 type recorder struct {
 	mu          sync.Mutex
 	changed     chan struct{} // closed and replaced on every record
-	suggestions []bot.Suggestion
-	feedback    []bot.Feedback
+	suggestions []store.Suggestion
+	feedback    []store.Feedback
 }
 
 func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
 
-func (r *recorder) RecordSuggestion(s bot.Suggestion) {
+func (r *recorder) RecordSuggestionAsync(s store.Suggestion) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.suggestions = append(r.suggestions, s)
@@ -69,7 +70,7 @@ func (r *recorder) RecordSuggestion(s bot.Suggestion) {
 	r.changed = make(chan struct{})
 }
 
-func (r *recorder) RecordFeedback(f bot.Feedback) {
+func (r *recorder) RecordFeedbackAsync(f store.Feedback) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.feedback = append(r.feedback, f)
@@ -78,11 +79,11 @@ func (r *recorder) RecordFeedback(f bot.Feedback) {
 }
 
 // waitSuggestions waits until n suggestions are recorded and returns them.
-func (r *recorder) waitSuggestions(ctx context.Context, n int) ([]bot.Suggestion, error) {
+func (r *recorder) waitSuggestions(ctx context.Context, n int) ([]store.Suggestion, error) {
 	for {
 		r.mu.Lock()
 		if len(r.suggestions) >= n {
-			out := append([]bot.Suggestion(nil), r.suggestions...)
+			out := append([]store.Suggestion(nil), r.suggestions...)
 			r.mu.Unlock()
 			return out, nil
 		}
@@ -409,7 +410,7 @@ type memInbox struct {
 	mu       sync.Mutex
 	seen     map[string]bool
 	done     map[string]bool
-	orphaned []bot.InboxItem
+	orphaned []store.InboxItem
 }
 
 func (in *memInbox) Put(_ context.Context, key, kind string, payload []byte) (bool, error) {
@@ -431,7 +432,7 @@ func (in *memInbox) Done(_ context.Context, key string) error {
 
 func (in *memInbox) Renew(context.Context) error { return nil }
 
-func (in *memInbox) Orphans(_ context.Context, limit int) ([]bot.InboxItem, error) {
+func (in *memInbox) Orphans(_ context.Context, limit int) ([]store.InboxItem, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	out := in.orphaned
@@ -446,7 +447,7 @@ func TestOrphanedEventTakenOver(t *testing.T) {
 	}
 	payload, _ := json.Marshal(map[string]any{"type": "event_callback", "event_id": "EvDEAD1", "event": json.RawMessage(data)})
 	inbox := &memInbox{seen: map[string]bool{}, done: map[string]bool{},
-		orphaned: []bot.InboxItem{{Key: "EvDEAD1", Kind: "events_api", Payload: payload}}}
+		orphaned: []store.InboxItem{{Key: "EvDEAD1", Kind: "events_api", Payload: payload}}}
 	h := start(t, func(o *bot.Options) { o.Inbox = inbox; o.OrphanEvery = 50 * time.Millisecond })
 	var ev map[string]any
 	json.Unmarshal(data, &ev)
@@ -522,10 +523,10 @@ func metric(t *testing.T, b *bot.Bot, name string) float64 {
 // posting it and stopped.
 type pendingState struct {
 	bot.State
-	pending bot.Reply
+	pending store.Reply
 }
 
-func (p *pendingState) GetReply(ctx context.Context, channel, thread string) (bot.Reply, bool, error) {
+func (p *pendingState) GetReply(ctx context.Context, channel, thread string) (store.Reply, bool, error) {
 	if channel == p.pending.Channel && thread == p.pending.Thread {
 		r, ok, err := p.State.GetReply(ctx, channel, thread)
 		if ok {
@@ -545,7 +546,7 @@ func TestTakeoverDoesNotPostAgain(t *testing.T) {
 	json.Unmarshal(data, &ev)
 	payload, _ := json.Marshal(map[string]any{"type": "event_callback", "event_id": "EvDIED", "event": ev})
 	inbox := &memInbox{seen: map[string]bool{}, done: map[string]bool{},
-		orphaned: []bot.InboxItem{{Key: "EvDIED", Kind: "events_api", Payload: payload}}}
+		orphaned: []store.InboxItem{{Key: "EvDIED", Kind: "events_api", Payload: payload}}}
 	fake := slackfake.New()
 	defer fake.Close()
 	// The stopped replica's reply reached Slack before it could save it.
@@ -553,7 +554,7 @@ func TestTakeoverDoesNotPostAgain(t *testing.T) {
 	if _, _, err := api.PostMessage(incChannel, slack.MsgOptionText("earlier reply", false), slack.MsgOptionTS(ev["ts"].(string))); err != nil {
 		t.Fatal(err)
 	}
-	state := &pendingState{pending: bot.Reply{Channel: incChannel, Thread: ev["ts"].(string), CaseIDs: []string{"tl-010"}}}
+	state := &pendingState{pending: store.Reply{Channel: incChannel, Thread: ev["ts"].(string), CaseIDs: []string{"tl-010"}}}
 	h := startWith(t, fake, func(o *bot.Options) {
 		o.Inbox, o.OrphanEvery, o.Workers = inbox, 50*time.Millisecond, 1
 		state.State = bot.NewMemState()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // maxAckPayload is Slack's limit on a Socket Mode ack, less a margin.
@@ -153,7 +154,7 @@ func (b *Bot) recordCommand(cmd slack.SlashCommand, ans *matcher.Answer, lang ca
 		return
 	}
 	private := strings.HasPrefix(cmd.ChannelID, "G") || cmd.ChannelName == "privategroup" || cmd.ChannelName == "directmessage"
-	b.record(answer{channel: cmd.ChannelID, private: private, source: FromCommand,
+	b.record(answer{channel: cmd.ChannelID, private: private, source: store.SourceCommand,
 		key: "cmd:" + cmd.TriggerID}, ans, lang)
 }
 

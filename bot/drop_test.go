@@ -10,6 +10,7 @@ import (
 
 	"github.com/incidentbot/incidentbot/bot"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // gated is a Searcher whose Match waits until gate is closed, holding the
@@ -34,7 +35,7 @@ func (g gated) Match(ctx context.Context, text string, top int) (*matcher.Answer
 // database: what one records and leaves undone, the other can take over.
 type sharedInbox struct {
 	mu     sync.Mutex
-	items  []bot.InboxItem
+	items  []store.InboxItem
 	done   map[string]bool
 	taken  map[string]bool
 	doneCh chan string
@@ -59,7 +60,7 @@ func (r replica) Put(_ context.Context, key, kind string, payload []byte) (bool,
 			return false, nil
 		}
 	}
-	r.items = append(r.items, bot.InboxItem{Key: key, Kind: kind, Payload: slices.Clone(payload)})
+	r.items = append(r.items, store.InboxItem{Key: key, Kind: kind, Payload: slices.Clone(payload)})
 	return true, nil
 }
 
@@ -73,13 +74,13 @@ func (r replica) Done(_ context.Context, key string) error {
 
 func (r replica) Renew(context.Context) error { return nil }
 
-func (r replica) Orphans(_ context.Context, limit int) ([]bot.InboxItem, error) {
+func (r replica) Orphans(_ context.Context, limit int) ([]store.InboxItem, error) {
 	if !r.takeover {
 		return nil, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []bot.InboxItem
+	var out []store.InboxItem
 	for _, it := range r.items {
 		if !r.done[it.Key] && !r.taken[it.Key] && len(out) < limit {
 			r.taken[it.Key] = true

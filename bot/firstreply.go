@@ -4,13 +4,15 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // firstReply is how replicas sharing a State agree that a thread gets one
 // reply from the bot, even when a replica stops halfway:
 //   - a replica claims the thread before posting; only the claim's holder
 //     posts (the claim lives for ttl);
-//   - before posting it marks the reply as being posted (a Reply without
+//   - before posting it marks the reply as being posted (a store.Reply without
 //     ReplyTS), and after posting it records where the reply is;
 //   - while a marker is fresh the thread is another replica's; a marker
 //     older than a claim, or one met by a replica taking over a stopped
@@ -39,11 +41,11 @@ const (
 // look returns a thread's reply record and what to do. orphan is set when
 // handling an event taken over from a stopped replica. A State error is
 // returned with threadOpen: a rare duplicate beats a lost answer.
-func (f *firstReply) look(ctx context.Context, channel, thread string, orphan bool) (Reply, threadState, error) {
+func (f *firstReply) look(ctx context.Context, channel, thread string, orphan bool) (store.Reply, threadState, error) {
 	r, ok, err := f.state.GetReply(ctx, channel, thread)
 	switch {
 	case err != nil || !ok:
-		return Reply{}, threadOpen, err
+		return store.Reply{}, threadOpen, err
 	case r.ReplyTS != "":
 		return r, threadAnswered, nil
 	case !orphan && f.now().Sub(r.Updated) < f.ttl:
@@ -63,7 +65,7 @@ func (f *firstReply) look(ctx context.Context, channel, thread string, orphan bo
 // poster stopped (look said so). It reports whether send was called, and
 // returns send's error. State errors are logged: the reply is posted
 // anyway, as a rare duplicate beats a lost answer.
-func (f *firstReply) post(ctx context.Context, r Reply, takeover bool, send func(context.Context) (string, error)) (bool, error) {
+func (f *firstReply) post(ctx context.Context, r store.Reply, takeover bool, send func(context.Context) (string, error)) (bool, error) {
 	if !takeover {
 		ok, err := f.state.ClaimReply(ctx, r.Channel, r.Thread, f.ttl)
 		if err != nil {
@@ -86,7 +88,7 @@ func (f *firstReply) post(ctx context.Context, r Reply, takeover bool, send func
 }
 
 // put records r, logging a failure.
-func (f *firstReply) put(ctx context.Context, r Reply) {
+func (f *firstReply) put(ctx context.Context, r store.Reply) {
 	if err := f.state.PutReply(ctx, r); err != nil {
 		f.log.Warn("saving reply state failed", "channel", r.Channel, "err", err)
 	}

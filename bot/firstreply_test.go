@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // clock is a settable clock for the in-memory state.
@@ -59,7 +61,7 @@ func TestFirstReplyOneReplicaPostsAmongMany(t *testing.T) {
 					return
 				}
 				looked.Wait()
-				_, _ = f.post(ctx, Reply{Channel: "C1", Thread: "1.0001", CaseIDs: []string{"tl-001"}}, false, func(context.Context) (string, error) {
+				_, _ = f.post(ctx, store.Reply{Channel: "C1", Thread: "1.0001", CaseIDs: []string{"tl-001"}}, false, func(context.Context) (string, error) {
 					return fmt.Sprintf("2.%04d", sends.Add(1)), nil
 				})
 			})
@@ -77,7 +79,7 @@ func TestFirstReplyMarkedWhileSending(t *testing.T) {
 	var slack atomic.Value
 	a, b := replica(st, clk, &slack), replica(st, clk, &slack)
 	ctx := context.Background()
-	sent, err := a.post(ctx, Reply{Channel: "C1", Thread: "1.0001"}, false, func(ctx context.Context) (string, error) {
+	sent, err := a.post(ctx, store.Reply{Channel: "C1", Thread: "1.0001"}, false, func(ctx context.Context) (string, error) {
 		r, ok, _ := st.GetReply(ctx, "C1", "1.0001")
 		if !ok || r.ReplyTS != "" {
 			t.Errorf("no being-posted marker while sending: %+v %v", r, ok)
@@ -125,7 +127,7 @@ func TestFirstReplyStoppedPosterAsksSlack(t *testing.T) {
 			if ok, _ := st.ClaimReply(ctx, "C1", "1.0001", 30*time.Second); !ok {
 				t.Fatal("claim")
 			}
-			st.PutReply(ctx, Reply{Channel: "C1", Thread: "1.0001", CaseIDs: []string{"tl-001"}})
+			st.PutReply(ctx, store.Reply{Channel: "C1", Thread: "1.0001", CaseIDs: []string{"tl-001"}})
 			clk.advance(tc.age)
 			r, ts, err := f.look(ctx, "C1", "1.0001", tc.orphan)
 			if err != nil || ts != tc.want {
@@ -165,9 +167,9 @@ func (failing) Claim(context.Context, string, time.Duration) (bool, error) { ret
 func (failing) ClaimReply(context.Context, string, string, time.Duration) (bool, error) {
 	return false, errDown
 }
-func (failing) PutReply(context.Context, Reply) error { return errDown }
-func (failing) GetReply(context.Context, string, string) (Reply, bool, error) {
-	return Reply{}, false, errDown
+func (failing) PutReply(context.Context, store.Reply) error { return errDown }
+func (failing) GetReply(context.Context, string, string) (store.Reply, bool, error) {
+	return store.Reply{}, false, errDown
 }
 
 func TestFirstReplyPostsWhenStateFails(t *testing.T) {
@@ -178,7 +180,7 @@ func TestFirstReplyPostsWhenStateFails(t *testing.T) {
 	if ts != threadOpen || err == nil {
 		t.Fatalf("look = %v, %v; want open with the error", ts, err)
 	}
-	sent, err := f.post(ctx, Reply{Channel: "C1", Thread: "1.0001"}, false, func(context.Context) (string, error) { return "2.0001", nil })
+	sent, err := f.post(ctx, store.Reply{Channel: "C1", Thread: "1.0001"}, false, func(context.Context) (string, error) { return "2.0001", nil })
 	if !sent || err != nil {
 		t.Errorf("post = %v, %v: a lost answer is worse than a rare duplicate", sent, err)
 	}

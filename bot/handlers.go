@@ -14,6 +14,7 @@ import (
 
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // callback is the Events API envelope payload, read from the raw JSON.
@@ -336,9 +337,9 @@ func (b *Bot) onMessage(ctx context.Context, m *message, orphan bool) {
 		return
 	}
 	all := b.threads.add(m.Channel, thread, isRoot, text, private)
-	source, alertKey := FromPerson, ""
+	source, alertKey := store.SourcePerson, ""
 	if m.BotID != "" || m.Subtype == "bot_message" {
-		source = FromAlert
+		source = store.SourceAlert
 		if fp := alertFingerprint(text); isRoot && fp != "" {
 			alertKey = "alert:" + m.Channel + ":" + fp
 		}
@@ -374,9 +375,9 @@ func (b *Bot) onEdit(ctx context.Context, m *message) {
 	if thread == "" {
 		thread = edited.TS
 	}
-	source := FromPerson
+	source := store.SourcePerson
 	if edited.BotID != "" || edited.Subtype == "bot_message" {
-		source = FromAlert
+		source = store.SourceAlert
 	}
 	b.answerThread(ctx, answer{channel: m.Channel, thread: thread, private: private, text: text,
 		source: source, key: "edit:" + m.Channel + ":" + edited.TS + ":" + m.TS})
@@ -410,7 +411,7 @@ func (b *Bot) onMention(ctx context.Context, m *message, orphan bool) {
 		b.threads.add(m.Channel, thread, m.ThreadTS == "", text, private)
 	}
 	b.answerThread(ctx, answer{channel: m.Channel, thread: thread, private: private, text: text,
-		source: FromMention, key: "msg:" + m.Channel + ":" + m.TS, mention: true, user: m.User})
+		source: store.SourceMention, key: "msg:" + m.Channel + ":" + m.TS, mention: true, user: m.User})
 }
 
 // answer is a request to answer a thread.
@@ -418,7 +419,7 @@ type answer struct {
 	channel, thread string
 	private         bool
 	text            string
-	source          Source
+	source          store.Source
 	key             string
 	alertKey        string // an alert's fingerprint: the same alert again gets no new reply
 	orphan          bool   // taken over from a stopped replica, which may have claimed its alert key
@@ -499,7 +500,7 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 	if err := b.post.wait(ctx, a.channel); err != nil {
 		return
 	}
-	reply := Reply{Channel: a.channel, Thread: a.thread, Lang: string(lang), CaseIDs: ids}
+	reply := store.Reply{Channel: a.channel, Thread: a.thread, Lang: string(lang), CaseIDs: ids}
 	sent, err := b.replies.post(ctx, reply, st == threadTakeover, func(ctx context.Context) (string, error) {
 		return b.post.postNow(ctx, a.channel, a.thread, blocks, fallback)
 	})
@@ -548,8 +549,8 @@ func (b *Bot) record(a answer, ans *matcher.Answer, lang cases.Lang) {
 	if b.opts.Recorder == nil {
 		return
 	}
-	s := Suggestion{Key: a.key, Time: time.Now().UTC(), Channel: a.channel, Private: a.private, Thread: a.thread,
-		Source: a.source, Lang: lang}
+	s := store.Suggestion{Key: a.key, Time: time.Now().UTC(), Channel: a.channel, Private: a.private, Thread: a.thread,
+		Source: a.source, Lang: string(lang)}
 	for _, sig := range ans.Symptoms {
 		s.Symptoms = append(s.Symptoms, sig.ID)
 	}
@@ -557,9 +558,9 @@ func (b *Bot) record(a answer, ans *matcher.Answer, lang cases.Lang) {
 		s.Components = append(s.Components, sig.ID)
 	}
 	for _, r := range ans.Results {
-		s.Cases = append(s.Cases, ScoredCase{ID: r.Case.ID, Score: r.Score})
+		s.Cases = append(s.Cases, store.ScoredCase{CaseID: r.Case.ID, Score: r.Score})
 	}
-	b.opts.Recorder.RecordSuggestion(s)
+	b.opts.Recorder.RecordSuggestionAsync(s)
 }
 
 // channelCache tells incident channels from others, by id or by name

@@ -14,6 +14,7 @@ import (
 
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // ShortcutID is the callback id of the "Find similar incidents" message
@@ -139,7 +140,7 @@ func (b *Bot) onShortcut(ctx context.Context, in *interaction, channel string) {
 		_, private := b.channels.check(ctx, channel, "")
 		id := b.shares.put(pendingShare{channel: channel, thread: thread, private: private, text: text})
 		blocks, fallback = renderReply(ans.Results, lang, replyOptions{share: id, library: b.opts.PublicURL})
-		b.record(answer{channel: channel, private: private, thread: thread, source: FromShortcut, key: "shortcut:" + id}, ans, lang)
+		b.record(answer{channel: channel, private: private, thread: thread, source: store.SourceShortcut, key: "shortcut:" + id}, ans, lang)
 	}
 	// A shortcut works in channels the bot is not in; then only the
 	// response URL reaches the user.
@@ -171,8 +172,12 @@ func (b *Bot) onFeedback(ctx context.Context, in *interaction, channel, thread, 
 	th, _ := b.threads.get(channel, thread)
 	_, private := b.channels.check(ctx, channel, "")
 	if b.opts.Recorder != nil {
-		b.opts.Recorder.RecordFeedback(Feedback{Time: time.Now().UTC(), Channel: channel, Private: private,
-			Message: in.Container.MessageTS, User: in.User.ID, CaseID: caseID, Helpful: helpful, Query: th.text})
+		vote := store.NotRelevant
+		if helpful {
+			vote = store.Helpful
+		}
+		b.opts.Recorder.RecordFeedbackAsync(store.Feedback{Time: time.Now().UTC(), Channel: channel, Private: private,
+			Message: in.Container.MessageTS, User: in.User.ID, CaseID: caseID, Vote: vote, Query: th.text})
 	}
 	if in.Message == nil {
 		return
@@ -270,7 +275,7 @@ func (b *Bot) onShare(ctx context.Context, in *interaction, id string) {
 	}
 	b.threads.add(p.channel, p.thread, true, p.text, p.private)
 	b.answerThread(ctx, answer{channel: p.channel, thread: p.thread, private: p.private, text: p.text,
-		source: FromShortcut, key: "share:" + id, mention: true, user: in.User.ID})
+		source: store.SourceShortcut, key: "share:" + id, mention: true, user: in.User.ID})
 	if in.ResponseURL != "" {
 		if err := b.post.respond(ctx, in.ResponseURL, nil, "", slack.MsgOptionDeleteOriginal(in.ResponseURL)); err != nil {
 			b.log.Debug("removing the shared ephemeral answer failed", "err", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/incidentbot/incidentbot/bot"
 	"github.com/incidentbot/incidentbot/internal/slackfake"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 func TestSlashCommandAnswersInAck(t *testing.T) {
@@ -75,10 +76,10 @@ func TestFeedbackButtonsAcknowledgedAndRecorded(t *testing.T) {
 		t.Fatalf("recorded %d votes", len(h.rec.feedback))
 	}
 	f := h.rec.feedback[0]
-	if f.CaseID != "tl-010" || f.Helpful || f.User != "U0VOTER" || f.Channel != incChannel || f.Message != reply.TS || !strings.Contains(f.Query, "KubePodCrashLooping") {
+	if f.CaseID != "tl-010" || f.Vote != store.NotRelevant || f.User != "U0VOTER" || f.Channel != incChannel || f.Message != reply.TS || !strings.Contains(f.Query, "KubePodCrashLooping") {
 		t.Errorf("vote recorded as %+v", f)
 	}
-	if len(h.rec.suggestions) != 1 || h.rec.suggestions[0].Source != bot.FromAlert || h.rec.suggestions[0].Cases[0].ID != "tl-010" {
+	if len(h.rec.suggestions) != 1 || h.rec.suggestions[0].Source != store.SourceAlert || h.rec.suggestions[0].Cases[0].CaseID != "tl-010" {
 		t.Errorf("suggestions recorded: %+v", h.rec.suggestions)
 	}
 }
@@ -239,7 +240,7 @@ func TestOrphanedShortcutTakenOver(t *testing.T) {
 	payload, _ := json.Marshal(map[string]any{"type": "message_action", "callback_id": bot.ShortcutID, "trigger_id": "trig-dead",
 		"user": map[string]any{"id": "U0ASKER"}, "channel": map[string]any{"id": otherChannel}, "message": ev})
 	inbox := &memInbox{seen: map[string]bool{}, done: map[string]bool{},
-		orphaned: []bot.InboxItem{{Key: "ia:trig-dead", Kind: "interactive", Payload: payload}}}
+		orphaned: []store.InboxItem{{Key: "ia:trig-dead", Kind: "interactive", Payload: payload}}}
 	h := start(t, func(o *bot.Options) { o.Inbox = inbox; o.OrphanEvery = 50 * time.Millisecond })
 	c, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "chat.postEphemeral" })
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/incidentbot/incidentbot/bot"
 	"github.com/incidentbot/incidentbot/internal/slackfake"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // keepingInbox is an inbox that keeps the payloads it is given.
@@ -28,9 +29,9 @@ func (in *keepingInbox) Put(_ context.Context, key, kind string, payload []byte)
 	return true, nil
 }
 
-func (in *keepingInbox) Done(context.Context, string) error                    { return nil }
-func (in *keepingInbox) Renew(context.Context) error                           { return nil }
-func (in *keepingInbox) Orphans(context.Context, int) ([]bot.InboxItem, error) { return nil, nil }
+func (in *keepingInbox) Done(context.Context, string) error                      { return nil }
+func (in *keepingInbox) Renew(context.Context) error                             { return nil }
+func (in *keepingInbox) Orphans(context.Context, int) ([]store.InboxItem, error) { return nil, nil }
 
 func (in *keepingInbox) get(key string) ([]byte, bool) {
 	in.mu.Lock()

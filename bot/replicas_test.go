@@ -21,25 +21,21 @@ import (
 // storeState is a bot.State over the activity store, as cmd wires it: each
 // replica is an owner with its own handle on the shared database.
 type storeState struct {
-	s     store.Store
+	store.Store
 	owner string
 }
 
 func (st storeState) Claim(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	return st.s.Claim(ctx, key, st.owner, ttl)
+	return st.Store.Claim(ctx, key, st.owner, ttl)
 }
 
 func (st storeState) ClaimReply(ctx context.Context, channel, thread string, ttl time.Duration) (bool, error) {
-	return st.s.ClaimReply(ctx, channel, thread, st.owner, ttl)
+	return st.Store.ClaimReply(ctx, channel, thread, st.owner, ttl)
 }
 
-func (st storeState) PutReply(ctx context.Context, r bot.Reply) error {
-	return st.s.PutReply(ctx, store.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs, Updated: time.Now().UTC()})
-}
-
-func (st storeState) GetReply(ctx context.Context, channel, thread string) (bot.Reply, bool, error) {
-	r, ok, err := st.s.GetReply(ctx, channel, thread)
-	return bot.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs, Updated: r.Updated}, ok, err
+func (st storeState) PutReply(ctx context.Context, r store.Reply) error {
+	r.Updated = time.Now().UTC()
+	return st.Store.PutReply(ctx, r)
 }
 
 // backends open handles on one shared store: a SQLite file, and a
@@ -89,7 +85,7 @@ func TestOneReplyPerThreadAcrossReplicas(t *testing.T) {
 			}
 			var replicas []*harness
 			for i := range 2 {
-				st := storeState{s: open(), owner: fmt.Sprintf("replica-%d", i)}
+				st := storeState{Store: open(), owner: fmt.Sprintf("replica-%d", i)}
 				replicas = append(replicas, startWith(t, fake, func(o *bot.Options) {
 					o.State, o.PostEvery, o.Workers = st, time.Millisecond, 8
 					// Every alert here is the same alert again; answer each.
@@ -139,35 +135,25 @@ func TestOneReplyPerThreadAcrossReplicas(t *testing.T) {
 	}
 }
 
-// storeRecorder records into the activity store, as cmd wires it, and
-// tells rec, which the test waits on.
+// storeRecorder records into the activity store, as cmd wires it (there
+// through a write buffer), and tells rec, which the test waits on.
 type storeRecorder struct {
 	s   store.Store
 	rec *recorder
 }
 
-func (r storeRecorder) RecordSuggestion(s bot.Suggestion) {
-	out := store.Suggestion{Key: s.Key, Time: s.Time, Channel: s.Channel, Private: s.Private, Thread: s.Thread,
-		Source: store.Source(s.Source), Lang: string(s.Lang), Symptoms: s.Symptoms, Components: s.Components}
-	for _, c := range s.Cases {
-		out.Cases = append(out.Cases, store.ScoredCase{CaseID: c.ID, Score: c.Score})
-	}
-	if err := r.s.RecordSuggestion(context.Background(), out); err != nil {
+func (r storeRecorder) RecordSuggestionAsync(s store.Suggestion) {
+	if err := r.s.RecordSuggestion(context.Background(), s); err != nil {
 		panic(err)
 	}
-	r.rec.RecordSuggestion(s)
+	r.rec.RecordSuggestionAsync(s)
 }
 
-func (r storeRecorder) RecordFeedback(f bot.Feedback) {
-	vote := store.NotRelevant
-	if f.Helpful {
-		vote = store.Helpful
-	}
-	if _, err := r.s.RecordFeedback(context.Background(), store.Feedback{Time: f.Time, Channel: f.Channel, Private: f.Private,
-		Message: f.Message, User: f.User, CaseID: f.CaseID, Vote: vote, Query: f.Query}); err != nil {
+func (r storeRecorder) RecordFeedbackAsync(f store.Feedback) {
+	if _, err := r.s.RecordFeedback(context.Background(), f); err != nil {
 		panic(err)
 	}
-	r.rec.RecordFeedback(f)
+	r.rec.RecordFeedbackAsync(f)
 }
 
 // TestPrivacyFromChannelInfo: Slack's channel info is the only thing that

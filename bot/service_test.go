@@ -15,6 +15,7 @@ import (
 	"github.com/incidentbot/incidentbot/bot"
 	"github.com/incidentbot/incidentbot/internal/slackfake"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // TestResponseURLOnlySlacks: a response_url read back from a stored payload
@@ -35,14 +36,14 @@ func TestResponseURLOnlySlacks(t *testing.T) {
 	// A shortcut in a channel the bot is not in is answered through its
 	// response_url only. The first names another server; the second is
 	// the fake Slack's.
-	shortcut := func(trigger, responseURL string) bot.InboxItem {
+	shortcut := func(trigger, responseURL string) store.InboxItem {
 		ev := map[string]any{"type": "message", "user": "U0PERSON", "ts": "1732880000.000100", "channel": "C0NOTIN",
 			"text": "x509: certificate has expired calling billing.internal, mTLS handshakes failing"}
 		payload, _ := json.Marshal(map[string]any{"type": "message_action", "callback_id": bot.ShortcutID, "trigger_id": trigger,
 			"user": map[string]any{"id": "U0ASKER"}, "channel": map[string]any{"id": "C0NOTIN"}, "message": ev, "response_url": responseURL})
-		return bot.InboxItem{Key: "ia:" + trigger, Kind: "interactive", Payload: payload}
+		return store.InboxItem{Key: "ia:" + trigger, Kind: "interactive", Payload: payload}
 	}
-	inbox := &memInbox{seen: map[string]bool{}, done: map[string]bool{}, orphaned: []bot.InboxItem{
+	inbox := &memInbox{seen: map[string]bool{}, done: map[string]bool{}, orphaned: []store.InboxItem{
 		shortcut("trig-evil", evil.URL+"/steal"),
 		shortcut("trig-lookalike", "https://hooks.slack.com.evil.example/x"),
 		shortcut("trig-ok", fake.ResponseURL()),

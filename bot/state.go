@@ -6,17 +6,9 @@ import (
 	"slices"
 	"sync"
 	"time"
-)
 
-// Reply is the bot's reply in a thread: where it is and what it suggested.
-type Reply struct {
-	Channel string
-	Thread  string
-	ReplyTS string // empty while the reply is being posted
-	Lang    string
-	CaseIDs []string
-	Updated time.Time // when the record was last written (set by the State)
-}
+	"github.com/incidentbot/incidentbot/store"
+)
 
 // State is what replicas of the bot must agree on: which events were
 // handled, which thread has which reply. The default keeps it in memory; a
@@ -27,8 +19,10 @@ type State interface {
 	// ClaimReply returns true for the one caller that may post the first
 	// reply in a thread.
 	ClaimReply(ctx context.Context, channel, thread string, ttl time.Duration) (bool, error)
-	PutReply(ctx context.Context, r Reply) error
-	GetReply(ctx context.Context, channel, thread string) (Reply, bool, error)
+	// PutReply records the reply in a thread; a Reply without ReplyTS
+	// marks it as being posted. The State sets Updated.
+	PutReply(ctx context.Context, r store.Reply) error
+	GetReply(ctx context.Context, channel, thread string) (store.Reply, bool, error)
 }
 
 // memState is the in-memory State: bounded, with expiry.
@@ -36,7 +30,7 @@ type memState struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	claims  map[string]time.Time // key -> expiry
-	replies *lru[Reply]
+	replies *lru[store.Reply]
 	order   []string // claim keys in insertion order, for pruning
 }
 
@@ -44,7 +38,7 @@ type memState struct {
 func NewMemState() State { return newMemState(time.Now) }
 
 func newMemState(now func() time.Time) *memState {
-	return &memState{now: now, claims: map[string]time.Time{}, replies: newLRU[Reply](20000)}
+	return &memState{now: now, claims: map[string]time.Time{}, replies: newLRU[store.Reply](20000)}
 }
 
 const maxClaims = 200000
@@ -91,7 +85,7 @@ func (s *memState) ClaimReply(ctx context.Context, channel, thread string, ttl t
 	return s.Claim(ctx, "reply:"+channel+":"+thread, ttl)
 }
 
-func (s *memState) PutReply(_ context.Context, r Reply) error {
+func (s *memState) PutReply(_ context.Context, r store.Reply) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.Updated = s.now()
@@ -99,7 +93,7 @@ func (s *memState) PutReply(_ context.Context, r Reply) error {
 	return nil
 }
 
-func (s *memState) GetReply(_ context.Context, channel, thread string) (Reply, bool, error) {
+func (s *memState) GetReply(_ context.Context, channel, thread string) (store.Reply, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.replies.get(channel + ":" + thread)

@@ -224,7 +224,7 @@ func (c *botCmd) newBot(e env, log *slog.Logger, lib *liveLibrary, st store.Stor
 		Logger:          log,
 		Registry:        reg,
 		Taxonomy:        m.Taxonomy(),
-		Recorder:        recorder{buffered},
+		Recorder:        buffered,
 		State:           sharedState{s: st, owner: owner},
 		Inbox:           inbox{s: st, owner: owner, lease: lease},
 		OrphanEvery:     max(lease/3, time.Second),

@@ -78,27 +78,6 @@ func isLocked(err error) bool {
 	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
-// recorder hands the bot's records to the buffered store.
-type recorder struct{ b *store.Buffered }
-
-func (r recorder) RecordSuggestion(s bot.Suggestion) {
-	out := store.Suggestion{Key: s.Key, Time: s.Time, Channel: s.Channel, Private: s.Private, Thread: s.Thread,
-		Source: store.Source(s.Source), Lang: string(s.Lang), Symptoms: s.Symptoms, Components: s.Components}
-	for _, c := range s.Cases {
-		out.Cases = append(out.Cases, store.ScoredCase{CaseID: c.ID, Score: c.Score})
-	}
-	r.b.RecordSuggestionAsync(out)
-}
-
-func (r recorder) RecordFeedback(f bot.Feedback) {
-	vote := store.NotRelevant
-	if f.Helpful {
-		vote = store.Helpful
-	}
-	r.b.RecordFeedbackAsync(store.Feedback{Time: f.Time, Channel: f.Channel, Private: f.Private, Message: f.Message,
-		User: f.User, CaseID: f.CaseID, Vote: vote, Query: f.Query})
-}
-
 // stateTimeout bounds a call to the shared state, so a slow database never
 // holds up an answer for long (the bot answers anyway when state fails).
 const stateTimeout = 2 * time.Second
@@ -122,17 +101,17 @@ func (st sharedState) ClaimReply(ctx context.Context, channel, thread string, tt
 	return st.s.ClaimReply(ctx, channel, thread, st.owner, ttl)
 }
 
-func (st sharedState) PutReply(ctx context.Context, r bot.Reply) error {
+func (st sharedState) PutReply(ctx context.Context, r store.Reply) error {
 	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
-	return st.s.PutReply(ctx, store.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs, Updated: time.Now().UTC()})
+	r.Updated = time.Now().UTC()
+	return st.s.PutReply(ctx, r)
 }
 
-func (st sharedState) GetReply(ctx context.Context, channel, thread string) (bot.Reply, bool, error) {
+func (st sharedState) GetReply(ctx context.Context, channel, thread string) (store.Reply, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
-	r, ok, err := st.s.GetReply(ctx, channel, thread)
-	return bot.Reply{Channel: r.Channel, Thread: r.Thread, ReplyTS: r.ReplyTS, Lang: r.Lang, CaseIDs: r.CaseIDs, Updated: r.Updated}, ok, err
+	return st.s.GetReply(ctx, channel, thread)
 }
 
 // digests gives the bot previews and due times from the scheduler.
@@ -211,11 +190,6 @@ func (in inbox) Renew(ctx context.Context) error {
 	return err
 }
 
-func (in inbox) Orphans(ctx context.Context, limit int) ([]bot.InboxItem, error) {
-	items, err := in.s.InboxOrphans(ctx, in.owner, in.lease, limit)
-	out := make([]bot.InboxItem, len(items))
-	for i, it := range items {
-		out[i] = bot.InboxItem{Key: it.Key, Kind: it.Kind, Payload: it.Payload}
-	}
-	return out, err
+func (in inbox) Orphans(ctx context.Context, limit int) ([]store.InboxItem, error) {
+	return in.s.InboxOrphans(ctx, in.owner, in.lease, limit)
 }
