@@ -78,3 +78,41 @@ func TestOverlayProblemsAreLocated(t *testing.T) {
 		}
 	}
 }
+
+func FuzzLoadOverlay(f *testing.F) {
+	for _, name := range []string{"testdata/overlay/team.yaml", "testdata/overlay/bad.yaml"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(".yaml", data)
+	}
+	f.Add(".json", []byte(`{"components": [{"id": "a", "phrases": {"en": ["x"]}}], "symptoms": [{"id": "high-latency", "phrases": {"ko": ["느림"]}}]}`))
+	f.Add(".yaml", []byte("components: &a [*a]\n"))
+	base := cases.DefaultTaxonomy()
+	nBase := len(base.Tags(cases.KindComponent))
+	f.Fuzz(func(t *testing.T, ext string, data []byte) {
+		if ext != ".json" {
+			ext = ".yaml"
+		}
+		tax, probs := cases.LoadOverlay("fuzz"+ext, data, base)
+		for _, p := range probs {
+			if p.Msg == "" {
+				t.Errorf("problem without a message: %+v", p)
+			}
+		}
+		if tax != nil {
+			if len(tax.Tags(cases.KindComponent)) < nBase {
+				t.Errorf("the overlay lost components")
+			}
+			for _, tag := range tax.Tags(cases.KindComponent) {
+				if got, ok := tax.Lookup(cases.KindComponent, tag.ID); !ok || got != tag {
+					t.Errorf("component %q listed but not looked up", tag.ID)
+				}
+			}
+		}
+		if len(base.Tags(cases.KindComponent)) != nBase {
+			t.Fatalf("the overlay changed the built-in taxonomy")
+		}
+	})
+}
