@@ -102,11 +102,7 @@ func RenderDigest(d *digest.Digest, tax labeler) ([]slack.Block, string) {
 }
 
 func caseLink(c *cases.Case, lang cases.Lang) string {
-	title := escape(clip(c.Title.In(lang), 200))
-	if len(c.Sources) > 0 && strings.HasPrefix(c.Sources[0].URL, "http") {
-		return fmt.Sprintf("<%s|%s> (`%s`)", escape(c.Sources[0].URL), title, escape(c.ID))
-	}
-	return fmt.Sprintf("%s (`%s`)", title, escape(c.ID))
+	return fmt.Sprintf("%s (`%s`)", sourceLink(c, escape(clip(c.Title.In(lang), 200))), escape(c.ID))
 }
 
 // PostDigest posts a digest to a channel (not in a thread) and returns its

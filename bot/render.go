@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
@@ -117,6 +118,35 @@ func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
+// linkURL returns u ready to stand in a mrkdwn link <URL|label>, or ""
+// when it must not be linked: only absolute http and https URLs with a
+// host are. The characters that would end the URL or start the label are
+// percent-encoded, so a source URL cannot replace its link's label.
+func linkURL(u string) string {
+	u = strings.TrimSpace(u)
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return ""
+	}
+	for _, r := range u {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return ""
+		}
+	}
+	return strings.NewReplacer("|", "%7C", "<", "%3C", ">", "%3E", "&", "&amp;").Replace(u)
+}
+
+// sourceLink links an already escaped label to the case's first source,
+// when that source may be linked.
+func sourceLink(c *cases.Case, label string) string {
+	if len(c.Sources) > 0 {
+		if u := linkURL(c.Sources[0].URL); u != "" {
+			return "<" + u + "|" + label + ">"
+		}
+	}
+	return label
+}
+
 // clip shortens s to at most n characters, ending with an ellipsis.
 func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
@@ -158,7 +188,7 @@ func renderReply(results []matcher.Result, lang cases.Lang, o replyOptions) ([]s
 		}
 		blocks = append(blocks, slack.NewDividerBlock())
 		blocks = append(blocks, caseBlocks(r, lang, o.feedback, o.library)...)
-		titles = append(titles, r.Case.Title.In(lang))
+		titles = append(titles, escape(r.Case.Title.In(lang)))
 	}
 	var actions []slack.BlockElement
 	if o.showMore {
@@ -180,10 +210,7 @@ func renderReply(results []matcher.Result, lang cases.Lang, o replyOptions) ([]s
 // why it matched, what helped and the lesson, and the feedback buttons.
 func caseBlocks(r matcher.Result, lang cases.Lang, feedback bool, library string) []slack.Block {
 	c := r.Case
-	title := escape(clip(c.Title.In(lang), 300))
-	if len(c.Sources) > 0 && strings.HasPrefix(c.Sources[0].URL, "http") {
-		title = fmt.Sprintf("<%s|%s>", escape(c.Sources[0].URL), title)
-	}
+	title := sourceLink(c, escape(clip(c.Title.In(lang), 300)))
 	meta := []string{escape(c.Org), c.Date, say(lang, "score", int(r.Score*100+0.5))}
 	if u := libraryURL(library, c.ID, lang); u != "" {
 		meta = append(meta, fmt.Sprintf("<%s|%s>", escape(u), say(lang, "in_library")))
@@ -282,10 +309,7 @@ func renderText(text string) ([]slack.Block, string) {
 
 // renderCase renders one case in full, for /incidents show.
 func renderCase(c *cases.Case, tax labeler, lang cases.Lang) ([]slack.Block, string) {
-	title := escape(c.Title.In(lang))
-	if len(c.Sources) > 0 {
-		title = fmt.Sprintf("<%s|%s>", escape(c.Sources[0].URL), title)
-	}
+	title := sourceLink(c, escape(c.Title.In(lang)))
 	blocks := []slack.Block{
 		slack.NewSectionBlock(mrkdwn(fmt.Sprintf("*%s*\n%s · %s · `%s`", title, escape(c.Org), c.Date, escape(c.ID))), nil, nil),
 	}
@@ -306,7 +330,7 @@ func renderCase(c *cases.Case, tax labeler, lang cases.Lang) ([]slack.Block, str
 	if c.RootCause != "" {
 		tags = append(tags, tax.Label(cases.KindRootCause, c.RootCause, lang))
 	}
-	add(sayCase(lang, "tags"), strings.Join(tags, ", "))
+	add(sayCase(lang, "tags"), strings.Join(tags, ", ")) // add escapes
 	did, suggested := splitSteps(c.Remediation)
 	add(say(lang, "helped"), bullets(did, lang))
 	add(say(lang, "suggested"), bullets(suggested, lang))
@@ -314,7 +338,7 @@ func renderCase(c *cases.Case, tax labeler, lang cases.Lang) ([]slack.Block, str
 	add(sayCase(lang, "actions"), bullets(actDid, lang))
 	add(sayCase(lang, "actions")+" · "+say(lang, "suggested"), bullets(actSuggested, lang))
 	add(say(lang, "lesson"), c.Lessons.In(lang))
-	return blocks, clip(c.Title.In(lang), 3000)
+	return blocks, clip(escape(c.Title.In(lang)), 3000)
 }
 
 var casePhrases = map[cases.Lang]map[string]string{

@@ -41,7 +41,7 @@ func (c *showCmd) Run(e env) error {
 		}
 		return fmt.Errorf("no case %q: incidentbot cases list shows the ids", c.ID)
 	}
-	printCase(e.stdout, c.tax(), cs, cases.Lang(c.Lang))
+	printCase(termWriter{e.stdout}, c.tax(), cs, cases.Lang(c.Lang))
 	return nil
 }
 
@@ -194,7 +194,7 @@ func (c *casesValidateCmd) Run(e env) error {
 			nSkipped++
 		}
 		for _, p := range s.Problems {
-			fmt.Fprintln(e.stdout, p.String())
+			fmt.Fprintln(termWriter{e.stdout}, p.String())
 			if p.Severity == cases.Error {
 				nErr++
 			} else {
@@ -231,7 +231,7 @@ func (c *casesListCmd) Run(e env) error {
 		}
 		return writeJSON(e.stdout, list)
 	}
-	printList(e.stdout, lib.Cases(), outputWidth(e))
+	printList(termWriter{e.stdout}, lib.Cases(), outputWidth(e))
 	return nil
 }
 

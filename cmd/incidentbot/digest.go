@@ -84,7 +84,7 @@ func (c *digestPreviewCmd) Run(ctx context.Context, e env) error {
 		blocks, text := bot.RenderDigest(d, tax)
 		return writeJSON(e.stdout, map[string]any{"text": text, "blocks": blocks})
 	}
-	fmt.Fprint(e.stdout, d.Text(tax))
+	fmt.Fprint(termWriter{e.stdout}, d.Text(tax))
 	return nil
 }
 

@@ -72,7 +72,7 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 	if c.JSON {
 		return writeJSON(e.stdout, ans.View())
 	}
-	printAnswer(e.stdout, m.Taxonomy(), ans)
+	printAnswer(termWriter{e.stdout}, m.Taxonomy(), ans)
 	return nil
 }
 
