@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // digest schedules name time zones (CRON_TZ); minimal images have no zoneinfo
 )
 
 // exit codes

@@ -8,9 +8,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// version may be set at build time, for builds without module or VCS
-// information: go build -ldflags "-X main.version=v1.2.3".
-var version string
+// version and revision may be set at build time, for builds without
+// module or VCS information (the Dockerfile does):
+// go build -ldflags "-X main.version=v1.2.3 -X main.revision=$(git rev-parse HEAD)".
+var version, revision string
 
 // buildInfo says which build this is, from the Go build information.
 type buildInfo struct {
@@ -26,7 +27,11 @@ func readBuildInfo() buildInfo {
 	if !ok {
 		bi = nil
 	}
-	return fromBuildInfo(bi, version)
+	out := fromBuildInfo(bi, version)
+	if revision != "" && out.Revision == "unknown" {
+		out.Revision = revision
+	}
+	return out
 }
 
 // fromBuildInfo reads what the Go toolchain recorded; override, when set,
