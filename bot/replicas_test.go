@@ -2,11 +2,15 @@ package bot_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slack-go/slack"
 
 	"github.com/incidentbot/incidentbot/bot"
 	"github.com/incidentbot/incidentbot/cases"
@@ -306,4 +310,67 @@ func shareValue(t *testing.T, eph slackfake.Call) string {
 	}
 	t.Fatalf("no share button in the shortcut's answer:\n%s", blocksText(eph))
 	return ""
+}
+
+// TestTakeoverOverSharedStore: a replica claimed a thread, marked its reply
+// as being posted and stopped, its claim still live. Another replica,
+// sharing the store, takes over the event: it asks Slack, and posts only
+// when the stopped replica's reply never went out. Replies are counted
+// after the replica drained and stopped.
+func TestTakeoverOverSharedStore(t *testing.T) {
+	for _, backend := range backends {
+		for _, wentOut := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/reply went out %v", backend.name, wentOut), func(t *testing.T) {
+				open := backend.open(t)
+				data, err := os.ReadFile("testdata/events/alertmanager.json")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ev map[string]any
+				if err := json.Unmarshal(data, &ev); err != nil {
+					t.Fatal(err)
+				}
+				thread := ev["ts"].(string)
+				fake := slackfake.New()
+				t.Cleanup(fake.Close)
+				ctx := context.Background()
+				dead := storeState{Store: open(), owner: "replica-dead"}
+				if ok, err := dead.ClaimReply(ctx, incChannel, thread, 30*time.Second); !ok || err != nil {
+					t.Fatalf("claim: %v %v", ok, err)
+				}
+				if err := dead.PutReply(ctx, store.Reply{Channel: incChannel, Thread: thread, CaseIDs: []string{"tl-010"}}); err != nil {
+					t.Fatal(err)
+				}
+				if wentOut {
+					api := slack.New("xoxb-other", slack.OptionAPIURL(fake.APIURL()))
+					if _, _, err := api.PostMessage(incChannel, slack.MsgOptionText("earlier reply", false), slack.MsgOptionTS(thread)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				payload := mustJSON(map[string]any{"type": "event_callback", "event_id": "EvTAKEN", "event": ev})
+				inbox := &memInbox{seen: map[string]bool{}, done: map[string]bool{},
+					orphaned: []store.InboxItem{{Key: "EvTAKEN", Kind: "events_api", Payload: payload}}}
+				st := storeState{Store: open(), owner: "replica-b"}
+				h := startWith(t, fake, func(o *bot.Options) {
+					o.Inbox, o.OrphanEvery, o.Workers, o.State = inbox, 50*time.Millisecond, 1, st
+				})
+				if _, err := fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool {
+					return c.Method == "conversations.replies" && c.Channel == incChannel
+				}); err != nil {
+					t.Fatalf("Slack never asked about the thread: %v", err)
+				}
+				h.barrier()
+				if err := h.shutdown(); err != nil {
+					t.Fatal(err)
+				}
+				if n := h.repliesIn(ev); n != 1 {
+					t.Errorf("%d replies in the thread, want 1", n)
+				}
+				r, ok, err := st.GetReply(ctx, incChannel, thread)
+				if err != nil || !ok || r.ReplyTS == "" {
+					t.Errorf("the thread's reply is not recorded: %+v %v %v", r, ok, err)
+				}
+			})
+		}
+	}
 }
