@@ -146,7 +146,7 @@ func startLive(lf libFlags, opts matcher.Options, warn io.Writer, log *slog.Logg
 	if opts.Taxonomy == nil {
 		opts.Taxonomy = tax
 	}
-	lib, err := loadLibrary(lf, warn)
+	lib, err := loadLibrary(&lf, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func startLive(lf libFlags, opts matcher.Options, warn io.Writer, log *slog.Logg
 // load leaves the old one in place.
 func (l *live) reload(lf libFlags, log *slog.Logger) {
 	var warn strings.Builder
-	lib, err := loadLibrary(lf, &warn)
+	lib, err := loadLibrary(&lf, &warn)
 	if err != nil {
 		log.Error("reload failed; keeping the current case library", "err", err)
 		return
@@ -173,7 +173,9 @@ func (l *live) reload(lf libFlags, log *slog.Logger) {
 	if warn.Len() > 0 {
 		log.Warn("reload: " + strings.TrimSpace(warn.String()))
 	}
-	m, err := matcher.New(lib, l.opts)
+	opts := l.opts
+	opts.Taxonomy = lf.tax()
+	m, err := matcher.New(lib, opts)
 	if err != nil {
 		log.Error("reload failed; keeping the current case library", "err", err)
 		return
@@ -196,7 +198,7 @@ type caseSource interface {
 // loadLibrary is the library the API and MCP serve: the same files and
 // built-in cases run answers from. Team cases captured in the store join
 // here through a caseSource once the store keeps them.
-func loadLibrary(lf libFlags, warn io.Writer) (*cases.Library, error) {
+func loadLibrary(lf *libFlags, warn io.Writer) (*cases.Library, error) {
 	return lf.load(warn)
 }
 

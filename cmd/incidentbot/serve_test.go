@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -99,6 +100,59 @@ func TestRunServesAPIBesideTheBot(t *testing.T) {
 	}
 	if code, v := getCase("team-oom"); code != 200 || v["title"] != "The quasar API ran out of memory and crash looped" {
 		t.Errorf("the API does not serve the reloaded library: %d %v", code, v)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d\n%s", code, logs)
+	}
+}
+
+// serve answers with the team's taxonomy overlay: its ids are in the
+// vocabulary, filter the listing and label the cases.
+func TestServeUsesTaxonomyOverlay(t *testing.T) {
+	overlay := filepath.Join("..", "..", "cases", "testdata", "overlay", "team.yaml")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "fh.yaml"), []byte(`id: fernhollow-2025-03-02
+title: Orders writes stalled behind a lock held by a migration
+date: 2025-03-02
+summary: A schema migration on the orders database held a table lock for twelve minutes.
+symptoms: [high-latency]
+components: [orders-db]
+`), 0o644)
+	logs := newLogWatch()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--taxonomy", overlay, "--cases", dir},
+			env{stdin: strings.NewReader(""), stdout: logs, stderr: logs, getenv: func(string) string { return "" }})
+	}()
+	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer wcancel()
+	if err := logs.wait(wctx, "serving the API"); err != nil {
+		t.Fatalf("serve did not start: %v\n%s", err, logs)
+	}
+	base := "http://" + apiAddr.FindStringSubmatch(logs.String())[1]
+	getJSON := func(path string, v any) int {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(v)
+		return resp.StatusCode
+	}
+	var vocab struct{ Components []struct{ ID, Label string } }
+	if code := getJSON("/api/v1/vocab", &vocab); code != 200 || !strings.Contains(fmt.Sprint(vocab.Components), "orders-db") {
+		t.Errorf("vocab: %d, no orders-db in %v", code, vocab.Components)
+	}
+	var page struct{ Cases []struct{ ID string } }
+	if code := getJSON("/api/v1/cases?component=orders-db", &page); code != 200 || len(page.Cases) != 1 || page.Cases[0].ID != "fernhollow-2025-03-02" {
+		t.Errorf("listing by the overlay's component: %d %+v", code, page)
+	}
+	var c struct{ Components []struct{ ID, Label string } }
+	if code := getJSON("/api/v1/cases/fernhollow-2025-03-02", &c); code != 200 || len(c.Components) != 1 || c.Components[0].Label == "orders-db" {
+		t.Errorf("the case's component is not labelled from the overlay: %d %+v", code, c)
 	}
 	cancel()
 	if code := <-done; code != 0 {
