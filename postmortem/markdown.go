@@ -525,6 +525,18 @@ func readMarkdown(name string, src []byte, htmlTitle string) *Draft {
 	if genericTitle(title) {
 		title = "" // the summary's first sentence says more
 	}
+	if title == "" && len(bs) > 0 && bs[0].kind == bPara && len(bs[0].lines) >= 2 && len(preamble.paras) > 0 {
+		// Plain text whose first line is a short title above the body:
+		// "Payments outage 2025-03-01" then the account. A line wrapped in
+		// the middle of a sentence is as long as the next one.
+		first, next := bs[0].lines[0], bs[0].lines[1]
+		n := utf8.RuneCountInString(first)
+		if n > 0 && n <= 100 && !strings.ContainsAny(first[len(first)-1:], ".!?:;,") && n*5 < utf8.RuneCountInString(next)*3 &&
+			strings.HasPrefix(preamble.paras[0], first) {
+			title = first
+			preamble.paras[0] = strings.TrimSpace(strings.TrimPrefix(preamble.paras[0], first))
+		}
+	}
 
 	c := &cases.Case{Review: cases.Review{WrittenBy: "import"}}
 	d := &Draft{Case: c, Services: fm.Services, Unused: unused}

@@ -330,3 +330,16 @@ func TestPlainTextSections(t *testing.T) {
 		t.Errorf("timeline %s / %s", durationText(c.Timeline.DetectedAfter), durationText(c.Timeline.ResolvedAfter))
 	}
 }
+
+// TestPlainTextTitleLine takes a short first line above the body as the
+// title, and not the first line of a wrapped sentence.
+func TestPlainTextTitleLine(t *testing.T) {
+	src := "Ledger API outage 2025-02-03\nThe ledger API returned 503 for every request for twelve minutes after its database failed over to a replica that was still catching up.\n"
+	ds, _ := postmortem.Read("ledger.txt", []byte(src), postmortem.Auto)
+	if c := ds[0].Case; c.Title.En != "Ledger API outage 2025-02-03" || !strings.HasPrefix(c.Summary.En, "The ledger API returned 503") {
+		t.Errorf("title %q summary %q", c.Title.En, c.Summary.En)
+	}
+	if d := read(t, "marlow-dns-notes.txt"); !strings.HasPrefix(d.Case.Title.En, "Service-to-service calls inside") || !strings.HasSuffix(d.Case.Title.En, "12 February 2025") {
+		t.Errorf("wrapped prose taken for a title: %q", d.Case.Title.En)
+	}
+}
