@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/postmortem"
 )
 
 // importFixtures are the postmortems of postmortem/testdata, one of each
@@ -159,22 +161,48 @@ func caseByID(set *cases.Set, id string) *cases.Case {
 	return nil
 }
 
+// inferMatcher is one matcher over the built-in library for the tests that
+// drive importCases directly: indexing the library under -race takes
+// seconds, and the cases import command builds it on every run.
+var inferMatcher = sync.OnceValues(func() (*matcher.Matcher, error) {
+	tax := cases.DefaultTaxonomy()
+	b, err := cases.Builtin(tax)
+	if err != nil {
+		return nil, err
+	}
+	lib, _ := cases.NewLibrary(b)
+	return matcher.New(lib, matcher.Options{Taxonomy: tax})
+})
+
 // TestReimport checks a second import of the same documents: unchanged
 // cases are left alone, a changed document is reported and its case file is
 // kept as it is (it may hold a reviewer's edits) unless --force is given.
 func TestReimport(t *testing.T) {
+	m, err := inferMatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
 	docs := copyFixtures(t)
 	out := t.TempDir()
 	doc := filepath.Join(docs, "fernhollow-wal-disk.md")
 	file := filepath.Join(out, "fernhollow-wal-disk.yaml")
-	if code, report, errOut := runCmd(t, "", nil, "cases", "import", "--out", out, doc); code != 0 {
+	imp := func(force bool) string {
+		t.Helper()
+		var report strings.Builder
+		o := importOptions{Out: out, Format: postmortem.Auto, Force: force, Paths: []string{doc}, Tax: cases.DefaultTaxonomy()}
+		if err := importCases(o, m, &report); err != nil {
+			t.Fatalf("import: %v\n%s", err, report.String())
+		}
+		return report.String()
+	}
+	// The command line runs the same code.
+	if code, report, errOut := runCmd(t, "", nil, "cases", "import", "--out", out, doc); code != 0 || !strings.Contains(report, file+": written") {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, report)
 	}
 	first, _ := os.ReadFile(file)
 
-	code, report, _ := runCmd(t, "", nil, "cases", "import", "--out", out, doc)
-	if code != 0 || !strings.Contains(report, file+": unchanged") {
-		t.Errorf("second import: exit %d\n%s", code, report)
+	if report := imp(false); !strings.Contains(report, file+": unchanged") {
+		t.Errorf("second import:\n%s", report)
 	}
 
 	f, err := os.OpenFile(doc, os.O_APPEND|os.O_WRONLY, 0)
@@ -183,17 +211,15 @@ func TestReimport(t *testing.T) {
 	}
 	f.WriteString("- Page the database on-call when WAL passes half of the volume\n")
 	f.Close()
-	code, report, _ = runCmd(t, "", nil, "cases", "import", "--out", out, doc)
-	if code != 0 || !strings.Contains(report, file+": changed, not overwritten (use --force)") {
-		t.Errorf("import of a changed document: exit %d\n%s", code, report)
+	if report := imp(false); !strings.Contains(report, file+": changed, not overwritten (use --force)") {
+		t.Errorf("import of a changed document:\n%s", report)
 	}
 	if now, _ := os.ReadFile(file); string(now) != string(first) {
 		t.Errorf("the case file was overwritten without --force")
 	}
 
-	code, report, _ = runCmd(t, "", nil, "cases", "import", "--force", "--out", out, doc)
-	if code != 0 || !strings.Contains(report, file+": changed, overwritten") {
-		t.Errorf("import --force: exit %d\n%s", code, report)
+	if report := imp(true); !strings.Contains(report, file+": changed, overwritten") {
+		t.Errorf("import --force:\n%s", report)
 	}
 	if now, _ := os.ReadFile(file); !strings.Contains(string(now), "Page the database on-call when WAL passes half") {
 		t.Errorf("--force did not write the new action item:\n%s", now)
