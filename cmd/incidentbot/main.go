@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	_ "time/tzdata" // digest schedules name time zones (CRON_TZ); minimal images have no zoneinfo
 )
@@ -71,12 +73,41 @@ func run(ctx context.Context, args []string, e env) int {
 		}
 		return exitError
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.stderr, "incidentbot: %s\n", ue.msg)
+		report(e, args, ue.msg)
 		return exitUsage
 	default:
-		fmt.Fprintf(e.stderr, "incidentbot: %v\n", err)
+		report(e, args, err.Error())
 		return exitError
 	}
+}
+
+// report writes the error that ends the command: as a JSON log record when
+// "run" was asked for JSON logs (even if the command line itself was
+// wrong, so that a log collector never sees a stray text line), else as
+// one line of text.
+func report(e env, args []string, msg string) {
+	if len(args) > 0 && args[0] == "run" && jsonLogsRequested(args[1:], e) {
+		slog.New(slog.NewJSONHandler(e.stderr, nil)).Error("incidentbot stopped", "err", msg)
+		return
+	}
+	fmt.Fprintf(e.stderr, "incidentbot: %s\n", msg)
+}
+
+// jsonLogsRequested reads --log-format from args, else INCIDENTBOT_LOG_FORMAT,
+// without the rest of the command line having to be valid.
+func jsonLogsRequested(args []string, e env) bool {
+	format := e.getenv("INCIDENTBOT_LOG_FORMAT")
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--log-format="); ok {
+			format = v
+		} else if a == "--log-format" && i+1 < len(args) {
+			format = args[i+1]
+		}
+	}
+	return format == "json"
 }
 
 // errHelp is returned after help was printed on request.

@@ -52,8 +52,15 @@ func TestFatalErrorsAreJSON(t *testing.T) {
 			"INCIDENTBOT_DB": filepath.Join(t.TempDir(), "a.db")}, exitError, "cannot reach Slack"},
 		{map[string]string{}, exitError, "SLACK_APP_TOKEN is not set"},
 		{map[string]string{"INCIDENTBOT_WORKERS": "0"}, exitUsage, "INCIDENTBOT_WORKERS must be between 1 and 256"},
+		// Mistakes the command line parser itself rejects, too.
+		{map[string]string{"INCIDENTBOT_TOP": "abc"}, exitUsage, `INCIDENTBOT_TOP="abc"`},
+		{map[string]string{"INCIDENTBOT_LOG_FORMAT": "json"}, exitUsage, "unknown flag --nope"},
 	} {
-		code, _, errOut := runCmd(t, "", tc.env, "run", "--listen", "", "--log-format", "json")
+		args := []string{"run", "--listen", "", "--log-format", "json"}
+		if tc.env["INCIDENTBOT_LOG_FORMAT"] != "" {
+			args = []string{"run", "--nope"}
+		}
+		code, _, errOut := runCmd(t, "", tc.env, args...)
 		if code != tc.code {
 			t.Errorf("exit %d, want %d\n%s", code, tc.code, errOut)
 		}
