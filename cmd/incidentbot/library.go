@@ -73,26 +73,39 @@ func (l *libFlags) load(warn io.Writer) (*cases.Library, error) {
 
 // loadContext is load that stops when ctx ends (SIGINT, SIGTERM).
 func (l *libFlags) loadContext(ctx context.Context, warn io.Writer) (*cases.Library, error) {
+	lib, _, err := l.loadChecked(ctx, warn)
+	return lib, err
+}
+
+// loadChecked is loadContext that also returns the problems of severity
+// error in the case files (each left a case or a whole file out).
+func (l *libFlags) loadChecked(ctx context.Context, warn io.Writer) (*cases.Library, []cases.Problem, error) {
+	var problems []cases.Problem
 	paths := l.Cases
 	tax, err := l.taxonomy(warn)
 	if err != nil {
-		return nil, err
+		return nil, problems, err
 	}
 	var sets []*cases.Set
 	if l.Builtin {
 		b, err := cases.Builtin(tax)
 		if err != nil {
-			return nil, err
+			return nil, problems, err
 		}
 		sets = append(sets, b)
 	}
 	for _, p := range paths {
 		s, err := cases.LoadContext(ctx, p, tax)
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, problems, err
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w (check the path given to --cases)", err)
+			return nil, problems, fmt.Errorf("%w (check the path given to --cases)", err)
+		}
+		for _, pr := range s.Problems {
+			if pr.Severity == cases.Error {
+				problems = append(problems, pr)
+			}
 		}
 		if n := s.Errors(); n > 0 {
 			fmt.Fprintf(warn, "incidentbot: %s in %s left some cases out; run: incidentbot cases validate %s\n", plural(n, "problem"), p, p)
@@ -104,7 +117,7 @@ func (l *libFlags) loadContext(ctx context.Context, warn io.Writer) (*cases.Libr
 		fmt.Fprintf(warn, "incidentbot: case %s from %s replaces the one from %s\n", o.ID, o.By, o.Replaced)
 	}
 	if lib.Len() == 0 {
-		return nil, fmt.Errorf("the case library is empty: pass --cases DIR or leave --builtin on")
+		return nil, problems, fmt.Errorf("the case library is empty: pass --cases DIR or leave --builtin on")
 	}
-	return lib, nil
+	return lib, problems, nil
 }

@@ -164,7 +164,7 @@ func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) er
 			case <-gctx.Done():
 				return nil
 			case <-e.reload:
-				reload(c.libFlags, lib.opts, &lib.current, b, log)
+				reload(gctx, c.libFlags, lib, b, log)
 			}
 		}
 	})
@@ -177,10 +177,23 @@ func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) er
 	return err
 }
 
-// liveLibrary is the matcher in use, swapped on reload.
+// liveLibrary is the matcher in use, swapped on reload, with the reloads'
+// metrics.
 type liveLibrary struct {
 	current atomic.Pointer[matcher.Matcher]
 	opts    matcher.Options
+
+	reloadFailures prometheus.Counter // reloads refused: the previous library stayed
+	lastLoaded     prometheus.Gauge   // when the library in use was loaded (Unix seconds)
+}
+
+func newLiveLibrary(opts matcher.Options) *liveLibrary {
+	return &liveLibrary{opts: opts,
+		reloadFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "incidentbot_library_reload_failures_total",
+			Help: "Reloads of the case library refused because a case file had an error or the index failed; the previous library stayed in use."}),
+		lastLoaded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "incidentbot_library_last_reload_success_timestamp_seconds",
+			Help: "When the case library in use was loaded, at start or by the last successful reload (Unix time)."}),
+	}
 }
 
 // startLibrary loads the case library and builds (or reopens) its index.
@@ -190,12 +203,13 @@ func (c *botCmd) startLibrary(e env, log *slog.Logger) (*liveLibrary, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &liveLibrary{opts: matcher.Options{Floor: c.Floor, IndexDir: c.IndexDir, Logger: log, Taxonomy: c.tax()}}
+	l := newLiveLibrary(matcher.Options{Floor: c.Floor, IndexDir: c.IndexDir, Logger: log, Taxonomy: c.tax()})
 	m, err := matcher.New(lib, l.opts)
 	if err != nil {
 		return nil, err
 	}
 	l.current.Store(m)
+	l.lastLoaded.SetToCurrentTime()
 	log.Info("case library ready", "cases", lib.Len(), "index_reused", m.Reused(), "took", time.Since(start).Round(time.Millisecond))
 	return l, nil
 }
@@ -203,7 +217,7 @@ func (c *botCmd) startLibrary(e env, log *slog.Logger) (*liveLibrary, error) {
 // newBot wires the bot to the library, the store and the digests.
 func (c *botCmd) newBot(e env, log *slog.Logger, lib *liveLibrary, st store.Store, buffered *store.Buffered, owner string, dg *digests) (*bot.Bot, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), readBuildInfo().collector(),
+	reg.MustRegister(lib.reloadFailures, lib.lastLoaded, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), readBuildInfo().collector(),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "incidentbot_activity_writes_dropped_total",
 			Help: "Suggestions and votes given up: the write buffer was full, they waited too long, or the store rejected them."},
 			func() float64 { return float64(buffered.Dropped()) }),
@@ -272,28 +286,51 @@ func serve(ctx context.Context, g *errgroup.Group, addr string, h http.Handler, 
 
 // reload builds a new index from the case files beside the one in use and
 // swaps it in; events being handled finish with the old one, which is
-// closed a little later. A library that fails to load leaves the old one in
-// place.
-func reload(lf libFlags, opts matcher.Options, current *atomic.Pointer[matcher.Matcher], b *bot.Bot, log *slog.Logger) {
+// closed a little later. The new library is all or nothing: if any case
+// file has an error (a case or a whole file would be left out) or the index
+// cannot be built, the previous library stays in use entirely, and the
+// failure is logged as an error, counted, and shown on the health probes
+// until a reload succeeds.
+func reload(ctx context.Context, lf libFlags, lib *liveLibrary, b *bot.Bot, log *slog.Logger) {
 	start := time.Now()
+	fail := func(err error) {
+		lib.reloadFailures.Inc()
+		b.SetLibraryStatus(err)
+		log.Error("reload failed; keeping the previous case library", "cases", lib.current.Load().Library().Len(), "err", err)
+	}
 	var warn strings.Builder
-	lib, err := lf.load(&warn)
+	next, problems, err := lf.loadChecked(ctx, &warn)
 	if err != nil {
-		log.Error("reload failed; keeping the current case library", "err", err)
+		fail(err)
+		return
+	}
+	if len(problems) > 0 {
+		first := make([]string, 0, 3)
+		for _, p := range problems[:min(len(problems), 3)] {
+			first = append(first, p.String())
+		}
+		more := ""
+		if len(problems) > len(first) {
+			more = fmt.Sprintf("; and %d more", len(problems)-len(first))
+		}
+		fail(fmt.Errorf("%s in the case files: %s%s; fix them (incidentbot cases validate) and reload again",
+			plural(len(problems), "problem"), strings.Join(first, "; "), more))
 		return
 	}
 	if warn.Len() > 0 {
 		log.Warn("reload: " + strings.TrimSpace(warn.String()))
 	}
-	m, err := matcher.New(lib, opts)
+	m, err := matcher.New(next, lib.opts)
 	if err != nil {
-		log.Error("reload failed; keeping the current case library", "err", err)
+		fail(err)
 		return
 	}
-	old := current.Swap(m)
+	old := lib.current.Swap(m)
 	b.SetSearcher(m)
+	b.SetLibraryStatus(nil)
+	lib.lastLoaded.SetToCurrentTime()
 	time.AfterFunc(time.Minute, func() { old.Close() })
-	log.Info("case library reloaded", "cases", lib.Len(), "took", time.Since(start).Round(time.Millisecond))
+	log.Info("case library reloaded", "cases", next.Len(), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // inboxKeep is how long events stay in the inbox, handled or not: Slack
