@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,4 +173,69 @@ func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
+}
+
+// BenchmarkChatterFlood floods a channel the bot does not answer in with
+// 40-KB messages (each the start of a thread), one per iteration, through
+// the fake Slack, and reports how much the heap grew per message and in
+// all (target: flat, bounded by what the bot keeps of such threads). With
+// one worker the queue is one FIFO lane, so the reply to an alert sent
+// after the flood means every flooded message was handled.
+func BenchmarkChatterFlood(b *testing.B) {
+	fake := slackfake.New(slackfake.WithLean())
+	defer fake.Close()
+	fake.AddChannel("C0GENERAL", "general", false)
+	fake.AddChannel("C0INC", "inc-flood", false)
+	bt, err := bot.New(builtinMatcher(b), bot.Options{AppToken: "xapp-1", BotToken: "xoxb-1", APIURL: fake.APIURL(),
+		ChannelPatterns: []string{"inc-*"}, Workers: 1, QueueSize: 10000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bt.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if err := fake.WaitConnected(ctx, 1); err != nil {
+		b.Fatal(err)
+	}
+	filler := strings.Repeat("build step 17 finished, artifacts uploaded; 빌드 단계 완료 ", 40<<10/64)
+	chatter := func(i int) map[string]any {
+		return map[string]any{"type": "message", "user": "U0DEV", "channel": "C0GENERAL", "channel_type": "channel",
+			"ts": fmt.Sprintf("1733000000.%06d", i), "text": fmt.Sprintf("deploy %d log: %s", i, filler)}
+	}
+	alerts := 0
+	drain := func() {
+		ev := alertEvent("C0INC", 1<<20+alerts, alerts)
+		alerts++
+		fake.SendEvent(ev)
+		if _, err := fake.WaitCall(ctx, func(c slackfake.Call) bool {
+			return c.Method == "chat.postMessage" && c.Channel == "C0INC" && c.ThreadTS == ev["ts"]
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fake.SendEvent(chatter(-1)) // warm up: the channel's lookup, the first reply
+	drain()
+	before := heapLive()
+	i := 0
+	for b.Loop() {
+		id := fake.SendEvent(chatter(i))
+		if _, err := fake.WaitAck(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	drain()
+	growth := float64(int64(heapLive()) - int64(before))
+	b.ReportMetric(growth/float64(i), "heap-B/msg")
+	b.ReportMetric(growth/(1<<20), "heap-growth-MB")
+}
+
+// heapLive is the bytes of live objects after a full collection.
+func heapLive() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -326,7 +326,7 @@ func (b *Bot) onMessage(ctx context.Context, m *message, orphan bool) {
 		// Remember where threads start, so that a mention in one can be
 		// answered for its first message.
 		if isRoot && strings.TrimSpace(text) != "" {
-			b.threads.add(m.Channel, thread, true, text, private)
+			b.threads.addChatter(m.Channel, thread, text, private)
 		}
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,16 +150,30 @@ type thread struct {
 	private bool
 }
 
-// maxThreadText bounds the text kept per thread.
-const maxThreadText = 16 << 10
+// maxThreadText bounds the text kept per thread; maxRootText bounds its
+// first message, kept apart for a mention that comes without text.
+const (
+	maxThreadText = 16 << 10
+	maxRootText   = 4 << 10
+)
 
-// threads remembers recent threads.
+// maxChatterThreads bounds the threads remembered in channels the bot does
+// not answer in, where only a mention is answered: with maxRootText each,
+// they hold at most 8 MiB however much is said there.
+const maxChatterThreads = 2000
+
+// threads remembers recent threads. Every string kept is a copy of just
+// what is kept: a slice of a message's text would keep the whole message,
+// and a flood of large messages the whole flood.
 type threads struct {
-	mu sync.Mutex
-	m  *lru[*thread]
+	mu      sync.Mutex
+	m       *lru[*thread] // threads the bot answers in
+	chatter *lru[*thread] // first messages of other threads
 }
 
-func newThreads(n int) *threads { return &threads{m: newLRU[*thread](n)} }
+func newThreads(n int) *threads {
+	return &threads{m: newLRU[*thread](n), chatter: newLRU[*thread](min(n, maxChatterThreads))}
+}
 
 // add records a message of a thread and returns the thread's text so far.
 func (t *threads) add(channel, ts string, isRoot bool, text string, private bool) string {
@@ -168,24 +183,42 @@ func (t *threads) add(channel, ts string, isRoot bool, text string, private bool
 	th, ok := t.m.get(key)
 	if !ok {
 		th = &thread{private: private}
+		if c, ok := t.chatter.get(key); ok {
+			th.root, th.text = c.root, c.text // a mention answered in a thread seen before
+		}
 		t.m.put(key, th)
 	}
 	if isRoot {
-		th.root = text
+		th.root = strings.Clone(cutBytes(text, maxRootText))
 		th.text = text + "\n" + th.text
 	} else {
 		th.text += "\n" + text
 	}
-	th.text = tailBytes(th.text, maxThreadText)
+	if len(th.text) > maxThreadText {
+		th.text = strings.Clone(tailBytes(th.text, maxThreadText))
+	}
 	return th.text
+}
+
+// addChatter records the first message of a thread in a channel the bot
+// does not answer in, so that a mention there without text can be answered
+// for it. Only the start of the message is kept.
+func (t *threads) addChatter(channel, ts, text string, private bool) {
+	root := strings.Clone(cutBytes(text, maxRootText))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.chatter.put(channel+":"+ts, &thread{root: root, text: root, private: private})
 }
 
 func (t *threads) get(channel, ts string) (thread, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	th, ok := t.m.get(channel + ":" + ts)
+	key := channel + ":" + ts
+	th, ok := t.m.get(key)
 	if !ok {
-		return thread{}, false
+		if th, ok = t.chatter.get(key); !ok {
+			return thread{}, false
+		}
 	}
 	return *th, true
 }
