@@ -28,8 +28,11 @@ func (s *stalledReader) Read([]byte) (int, error) {
 // Ctrl-C (the context ending) stops match while it waits for standard
 // input, in both single and batch mode.
 func TestMatchStdinHonoursInterrupt(t *testing.T) {
+	dir := t.TempDir() // a one-case library: quick to index before --batch reads
+	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
 	for _, args := range [][]string{{"match"}, {"match", "--batch"}} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
+		args = append(args, "--builtin=false", "--cases", dir)
+		t.Run(strings.Join(args[:len(args)-3], " "), func(t *testing.T) {
 			in := &stalledReader{started: make(chan struct{}), never: make(chan struct{})}
 			defer close(in.never)
 			var out, errOut bytes.Buffer
