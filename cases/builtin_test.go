@@ -72,6 +72,11 @@ func TestBuiltinLibrary(t *testing.T) {
 				t.Errorf("case %s: related %q is not another library case with a reason", c.ID, r.ID)
 			}
 		}
+		for name, part := range map[string]cases.Text{"scope": c.Impact.Scope, "users": c.Impact.Users, "region": c.Impact.Region} {
+			if part.En != "" && part.Ko == "" {
+				t.Errorf("case %s: impact.%s has no Korean, so show --lang ko prints it in English", c.ID, name)
+			}
+		}
 		for _, issue := range cases.KoreanSpacingIssues(c) {
 			t.Errorf("case %s: a particle stands apart from its word in %s (cases.NormalizeKoreanSpacing fixes it)", c.ID, issue)
 		}
