@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
+
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher"
 )
@@ -232,4 +234,88 @@ func heapInUse() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse
+}
+
+// realLibrary makes n cases from the built-in library's real texts: each
+// case keeps one built-in case's title, symptoms text, trigger and tags and
+// takes its summary from another, under a new id, so the words are real
+// write-up words and no two cases are the same.
+func realLibrary(tb testing.TB, n int) *cases.Library {
+	tb.Helper()
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	src := set.Cases
+	out := &cases.Set{Name: "recombined"}
+	for i := range n {
+		base, other := src[i%len(src)], src[(i*7+3)%len(src)]
+		c := *base
+		c.ID = fmt.Sprintf("%s-r%05d", base.ID, i)
+		c.Summary = other.Summary
+		out.Cases = append(out.Cases, &c)
+	}
+	lib, _ := cases.NewLibrary(out)
+	return lib
+}
+
+// BenchmarkSmartCost10k measures, in one run, what matching costs beside a
+// plain bleve match query over the same cases' text (title, symptoms,
+// summary and trigger in both languages, one field, bleve's standard
+// analyser), on 10,000 cases made of real write-up text. It reports both
+// per-query times and their ratio; target ratio <= 2.
+func BenchmarkSmartCost10k(b *testing.B) {
+	lib := realLibrary(b, 10000)
+	m, err := matcher.New(lib, matcher.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	plain, err := bleve.NewMemOnly(bleve.NewIndexMapping())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer plain.Close()
+	batch := plain.NewBatch()
+	for _, c := range lib.Cases() {
+		var parts []string
+		for _, t := range []cases.Text{c.Title, c.SymptomsText, c.Summary, c.Trigger} {
+			parts = append(parts, t.En, t.Ko)
+		}
+		if err := batch.Index(c.ID, map[string]any{"text": strings.Join(parts, "\n")}); err != nil {
+			b.Fatal(err)
+		}
+		if batch.Size() >= 500 {
+			if err := plain.Batch(batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = plain.NewBatch()
+		}
+	}
+	if err := plain.Batch(batch); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var smart, base time.Duration
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		text := pad200(alertTexts[i%len(alertTexts)])
+		t0 := time.Now()
+		if _, err := m.Match(ctx, text, 3); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		q := bleve.NewMatchQuery(text)
+		q.SetField("text")
+		if _, err := plain.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, 3, 0, false)); err != nil {
+			b.Fatal(err)
+		}
+		smart += t1.Sub(t0)
+		base += time.Since(t1)
+		i++
+	}
+	b.ReportMetric(float64(smart.Microseconds())/1000/float64(i), "match-ms")
+	b.ReportMetric(float64(base.Microseconds())/1000/float64(i), "plain-ms")
+	b.ReportMetric(float64(smart)/float64(base), "ratio")
 }

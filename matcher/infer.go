@@ -2,6 +2,7 @@ package matcher
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/incidentbot/incidentbot/cases"
@@ -52,17 +53,46 @@ type kindTag struct {
 	Inferred
 }
 
-// inferTags returns the tags a text signals, best first within each kind.
+// inferTags returns the tags a text signals, best first: those the
+// taxonomy's phrases find (a phrase is evidence enough: 0.5 and up with
+// more and longer phrases) and those the learned model is at least even
+// about, each with its surest score.
 func (m *Matcher) inferTags(text string) []kindTag {
-	var out []kindTag
-	for _, s := range m.ext.Extract(text) {
-		out = append(out, kindTag{kind: s.Kind, Inferred: Inferred{ID: s.ID, Score: s.Weight / maxSignalWeight, Evidence: []string{s.Phrase}}})
+	byTag := map[tagRef]*kindTag{}
+	var out []*kindTag
+	put := func(kind cases.Kind, id string, score float64, evidence []string) {
+		r := tagRef{kind, id}
+		if t, ok := byTag[r]; ok {
+			if score > t.Score {
+				t.Score = score
+			}
+			for _, e := range evidence {
+				if !slices.Contains(t.Evidence, e) {
+					t.Evidence = append(t.Evidence, e)
+				}
+			}
+			return
+		}
+		t := &kindTag{kind: kind, Inferred: Inferred{ID: id, Score: score, Evidence: slices.Clone(evidence)}}
+		byTag[r] = t
+		out = append(out, t)
 	}
-	slices.SortStableFunc(out, func(a, b kindTag) int {
+	for _, s := range m.ext.Extract(text) {
+		put(s.Kind, s.ID, min(1, 0.5+0.25*s.Weight), []string{s.Phrase})
+	}
+	for _, lt := range m.model.infer(text, 0.5) {
+		put(lt.tag.Kind, lt.tag.ID, lt.prob, lt.evidence)
+	}
+	res := make([]kindTag, 0, len(out))
+	for _, t := range out {
+		t.Score = math.Round(t.Score*1000) / 1000
+		res = append(res, *t)
+	}
+	slices.SortStableFunc(res, func(a, b kindTag) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	return out
+	return res
 }

@@ -20,14 +20,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/incidentbot/incidentbot/cases"
 )
 
-// DefaultFloor is the confidence below which a case is not suggested.
-const DefaultFloor = 0.30
+// DefaultFloor is the score below which a case is not suggested, once the
+// text has passed the answer gate (see Weights.Floor).
+var DefaultFloor = DefaultWeights.Floor
 
 // Mode chooses what the ranking uses; the evaluation compares them.
 type Mode int
@@ -53,8 +53,8 @@ type Options struct {
 	Floor float64
 	// Mode chooses the ranking; Combined by default.
 	Mode Mode
-	// Tuning overrides DefaultTuning when set.
-	Tuning *Tuning
+	// Weights override DefaultWeights when set.
+	Weights *Weights
 	// Logger receives what goes wrong with the index on disk and is worked
 	// around (a lock held elsewhere, a damaged index rebuilt); nil discards.
 	Logger *slog.Logger
@@ -69,6 +69,8 @@ type Matcher struct {
 	ext   *Extractor
 	opts  Options
 	reuse bool
+
+	model *model // learned tag inference
 
 	byTag map[string][]*cases.Case // "symptom:x" -> cases
 	keys  map[*cases.Case][]string // a case's tag keys
@@ -90,9 +92,9 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	if opts.Floor == 0 {
 		opts.Floor = DefaultFloor
 	}
-	if opts.Tuning == nil {
-		t := DefaultTuning
-		opts.Tuning = &t
+	if opts.Weights == nil {
+		w := DefaultWeights
+		opts.Weights = &w
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -101,7 +103,12 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Matcher{lib: lib, tax: opts.Taxonomy, idx: idx, ext: NewExtractor(opts.Taxonomy), opts: opts, reuse: reused, df: df,
+	mdl, err := loadOrLearn(lib, opts.Taxonomy, opts.IndexDir)
+	if err != nil {
+		idx.Close()
+		return nil, err
+	}
+	m := &Matcher{lib: lib, tax: opts.Taxonomy, idx: idx, ext: NewExtractor(opts.Taxonomy), opts: opts, reuse: reused, df: df, model: mdl,
 		byTag: map[string][]*cases.Case{}, idf: map[string]float64{}, keys: map[*cases.Case][]string{}}
 	for _, c := range lib.Cases() {
 		m.keys[c] = tagKeys(c)
@@ -185,14 +192,14 @@ type Answer struct {
 	Lang       cases.Lang
 	Symptoms   []Signal // symptoms the text signals
 	Components []Signal // components the text signals
+	// RootCauses are the causes the text implies, surest first, with the
+	// words that imply them.
+	RootCauses []Inferred
 	Results    []Result
 }
 
 // resolvedNotice matches alerts that announce the end of a problem.
 var resolvedNotice = regexp.MustCompile(`(?i)^\W*(\[\s*(resolved|ok|recovered|해결|복구|정상)[^\]]*\]|(resolved|recovered|ok)\s*:|(해결|복구|정상화)(됨|완료)?\s*:)`)
-
-// votedPhrase is the Phrase of a tag voted by the nearest cases.
-const votedPhrase = "similar cases"
 
 // maxQueryWords bounds the words sent to bleve for one text.
 const maxQueryWords = 80
@@ -473,259 +480,6 @@ func (m *Matcher) textQuery(text string, lang cases.Lang) (query.Query, map[stri
 	return bleve.NewDisjunctionQuery(qs...), surface, kept
 }
 
-// candidate is a case being ranked.
-type candidate struct {
-	c     *cases.Case
-	text  float64 // bleve score, 0 when the text search did not find it
-	terms []string
-	score float64
-	tag   float64
-}
-
-// Tuning holds the ranking's constants. The defaults were chosen on the
-// evaluation set (go run ./matcher/cmd/eval -sweep); they are exported so the
-// evaluation can compare settings.
-type Tuning struct {
-	TextHalf       float64 // the bleve score that counts as half-way relevant
-	TagWeight      float64 // share of the score from shared tags
-	VoteTop        int     // nearest cases whose tags are voted
-	VoteMin        float64 // share of the vote a tag needs to be added
-	VoteWeight     float64 // weight of a voted tag beside a phrase match
-	TextOnlyFloor  float64 // saturated text relevance needed when no tag was found
-	ComponentFloor float64 // saturated text relevance needed when only components were found
-	CauseBonus     float64 // added to a case whose root cause the text names
-}
-
-// DefaultTuning is the tuning the matcher uses unless told otherwise.
-var DefaultTuning = Tuning{
-	TextHalf:       0.2,
-	TagWeight:      0.7,
-	VoteTop:        5,
-	VoteMin:        1.1,
-	VoteWeight:     0.5,
-	TextOnlyFloor:  0.8,
-	ComponentFloor: 0.1,
-	CauseBonus:     0.05,
-}
-
-// retrieveSize is how many text hits are ranked.
-const retrieveSize = 40
-
-func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters, top int, floor bool) (*Answer, error) {
-	tu := m.opts.Tuning
-	var signals []Signal
-	if m.opts.Mode != TextOnly {
-		signals = m.ext.Extract(text)
-	}
-	tq, surface, qterms := m.textQuery(text, ans.Lang)
-	fq := filterQuery(f)
-
-	var hits search.DocumentMatchCollection
-	if tq != nil {
-		q := tq
-		if fq != nil {
-			q = bleve.NewConjunctionQuery(fq, tq)
-		}
-		req := bleve.NewSearchRequestOptions(q, retrieveSize, 0, false)
-		res, err := m.search(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		hits = res.Hits
-	}
-
-	byID := map[string]*candidate{}
-	var cands []*candidate
-	add := func(c *cases.Case) *candidate {
-		if cd, ok := byID[c.ID]; ok {
-			return cd
-		}
-		cd := &candidate{c: c}
-		byID[c.ID] = cd
-		cands = append(cands, cd)
-		return cd
-	}
-	for _, h := range hits {
-		c, ok := m.lib.Get(h.ID)
-		if !ok {
-			continue
-		}
-		cd := add(c)
-		cd.text = h.Score
-	}
-
-	// Query tags: phrase matches, then tags the most similar cases agree on.
-	weights := map[string]float64{}
-	causes := map[string]bool{} // root causes the text names ("after the deploy")
-	for _, s := range signals {
-		switch s.Kind {
-		case cases.KindRootCause:
-			causes[s.ID] = true
-		case cases.KindSymptom:
-			weights["symptom:"+s.ID] = s.Weight
-			ans.Symptoms = append(ans.Symptoms, s)
-		case cases.KindComponent:
-			weights["component:"+s.ID] = s.Weight
-			ans.Components = append(ans.Components, s)
-		}
-	}
-	if m.opts.Mode != TextOnly {
-		m.vote(ans, hits, weights)
-	}
-
-	var tagTotal float64
-	for k, w := range weights {
-		tagTotal += w * m.idfOf(k)
-		if f.Empty() {
-			for _, c := range m.byTag[k] {
-				add(c)
-			}
-		}
-	}
-	var best float64
-	for _, h := range hits {
-		best = max(best, h.Score)
-	}
-	for _, cd := range cands {
-		if !f.Empty() && !passes(cd.c, f) {
-			cd.score = -1
-			continue
-		}
-		// Relative to the best hit, scaled by how good the best hit is: the
-		// case the text singles out scores high, the rest fall away fast.
-		textNorm := cd.text / (best + tu.TextHalf)
-		if tagTotal == 0 {
-			cd.score = textNorm
-			continue
-		}
-		var shared float64
-		n := 0
-		for _, k := range m.keys[cd.c] {
-			if w, ok := weights[k]; ok {
-				shared += w * m.idfOf(k)
-				n++
-			}
-		}
-		cd.tag = shared / tagTotal
-		if nt := len(cd.c.Symptoms) + len(cd.c.Components); nt > 0 {
-			// Prefer the case whose own tags the text covers best.
-			cd.tag *= 0.8 + 0.2*float64(n)/float64(nt)
-		}
-		cd.score = tu.TagWeight*cd.tag + (1-tu.TagWeight)*textNorm
-		if causes[cd.c.RootCause] {
-			// A cause the text names ("since the deploy") breaks ties
-			// between cases that look alike.
-			cd.score = min(1, cd.score+tu.CauseBonus)
-		}
-	}
-	slices.SortFunc(cands, func(a, b *candidate) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.c.Date, a.c.Date); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.c.ID, b.c.ID)
-	})
-
-	// The text must signal a problem: a symptom in its own words, or a
-	// component together with text that clearly resembles a case, or text
-	// that all but repeats one.
-	symptom := slices.ContainsFunc(ans.Symptoms, func(s Signal) bool { return s.Phrase != votedPhrase })
-	component := slices.ContainsFunc(ans.Components, func(s Signal) bool { return s.Phrase != votedPhrase })
-	for _, cd := range cands {
-		if len(ans.Results) == top || cd.score < 0 {
-			break
-		}
-		if floor && m.opts.Mode == TextOnly {
-			// The baseline is a plain text query: it has no notion of
-			// confidence, so it answers whenever bleve finds anything.
-			if cd.text <= 0 {
-				break
-			}
-		} else if floor {
-			if cd.score < m.opts.Floor {
-				break
-			}
-			textAbs := cd.text / (cd.text + tu.TextHalf)
-			switch {
-			case symptom:
-			case component && textAbs >= tu.ComponentFloor:
-			case textAbs >= tu.TextOnlyFloor && len(cd.terms) >= 3:
-			default:
-				continue
-			}
-		}
-		if cd.text > 0 {
-			cd.terms = matchedTerms(cd.c, qterms, surface)
-		}
-		ans.Results = append(ans.Results, m.explain(cd, weights, ans.Lang))
-	}
-	return ans, nil
-}
-
-func (m *Matcher) idfOf(key string) float64 {
-	if v, ok := m.idf[key]; ok {
-		return v
-	}
-	return math.Log(1 + float64(max(m.lib.Len(), 1)))
-}
-
-// vote adds the symptoms and components that most of the text's nearest
-// cases share, so that text which names a problem without the taxonomy's
-// words still finds cases by tag.
-func (m *Matcher) vote(ans *Answer, hits search.DocumentMatchCollection, weights map[string]float64) {
-	tu := m.opts.Tuning
-	if len(hits) == 0 {
-		return
-	}
-	votes := map[string]float64{}
-	var total float64
-	for i, h := range hits {
-		if i == tu.VoteTop {
-			break
-		}
-		c, ok := m.lib.Get(h.ID)
-		if !ok {
-			continue
-		}
-		w := h.Score / (h.Score + tu.TextHalf)
-		total += w
-		for _, k := range m.keys[c] {
-			votes[k] += w
-		}
-	}
-	if total == 0 || hits[0].Score/(hits[0].Score+tu.TextHalf) < 0.5 {
-		return
-	}
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range votes {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	for _, k := range keys {
-		share := votes[k] / total
-		if share < tu.VoteMin {
-			continue
-		}
-		if _, ok := weights[k]; ok {
-			continue
-		}
-		weights[k] = tu.VoteWeight * share
-		kind, id, _ := strings.Cut(k, ":")
-		s := Signal{ID: id, Phrase: votedPhrase, Weight: weights[k]}
-		if kind == "symptom" {
-			s.Kind = cases.KindSymptom
-			ans.Symptoms = append(ans.Symptoms, s)
-		} else {
-			s.Kind = cases.KindComponent
-			ans.Components = append(ans.Components, s)
-		}
-	}
-}
-
 func passes(c *cases.Case, f Filters) bool {
 	has := func(list []string, want []string) bool {
 		for _, w := range want {
@@ -794,24 +548,6 @@ func meaningful(w string) bool {
 		}
 	}
 	return letters >= 2 && (letters*2 >= utf8.RuneCountInString(w) || len(w) > 3)
-}
-
-func (m *Matcher) explain(cd *candidate, weights map[string]float64, lang cases.Lang) Result {
-	r := Result{Case: cd.c, Score: math.Round(min(max(cd.score, 0), 1)*1000) / 1000, Terms: cd.terms, TagScore: cd.tag, TextScore: cd.text}
-	if len(r.Terms) > 8 {
-		r.Terms = r.Terms[:8]
-	}
-	for _, s := range cd.c.Symptoms {
-		if _, ok := weights["symptom:"+s]; ok {
-			r.Symptoms = append(r.Symptoms, Tag{ID: s, Label: m.tax.Label(cases.KindSymptom, s, lang)})
-		}
-	}
-	for _, s := range cd.c.Components {
-		if _, ok := weights["component:"+s]; ok {
-			r.Components = append(r.Components, Tag{ID: s, Label: m.tax.Label(cases.KindComponent, s, lang)})
-		}
-	}
-	return r
 }
 
 // Case returns the library's case with the given id.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -134,7 +135,11 @@ func TestMatchKoreanLabels(t *testing.T) {
 	if ans.Lang != cases.Korean || len(ans.Results) == 0 {
 		t.Fatalf("lang %s, %d results", ans.Lang, len(ans.Results))
 	}
-	for _, tg := range slices.Concat(ans.Results[0].Symptoms, ans.Results[0].Components) {
+	shared := slices.Concat(ans.Results[0].Symptoms, ans.Results[0].Components)
+	if len(shared) == 0 {
+		t.Fatalf("top result %s shares no tag with the text (signals %v %v)", ans.Results[0].Case.ID, ans.Symptoms, ans.Components)
+	}
+	for _, tg := range shared {
 		if matcher.DetectLang(tg.Label) != cases.Korean {
 			t.Errorf("label %q of %s is not Korean", tg.Label, tg.ID)
 		}
@@ -187,6 +192,9 @@ func TestSearchFilters(t *testing.T) {
 	ans, err = m.Search(ctx, "slow queries symptom:high-latency since:2021", 10)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(ans.Results) == 0 {
+		t.Fatal("no case passes symptom:high-latency since:2021 with text about slow queries")
 	}
 	for _, r := range ans.Results {
 		if !slices.Contains(r.Case.Symptoms, "high-latency") || r.Case.Date < "2021" {
@@ -241,15 +249,32 @@ func TestIndexCachedOnDisk(t *testing.T) {
 	if m1.Reused() {
 		t.Fatal("first start reused an index")
 	}
-	first, _ := m1.Match(context.Background(), "OOMKilled pods restarting", 3)
+	first, err := m1.Match(context.Background(), "OOMKilled pods restarting", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Results) == 0 {
+		t.Fatal("no answer to compare")
+	}
+	inf1 := m1.Infer("OOMKilled pods restarting after the deploy")
 	m1.Close()
+	models, _ := filepath.Glob(filepath.Join(dir, "model-*.gob"))
+	if len(models) != 1 {
+		t.Fatalf("%d cached tag models in the index directory, want 1", len(models))
+	}
 	m2 := newMatcher(t, lib, matcher.Options{IndexDir: dir})
 	if !m2.Reused() {
 		t.Fatal("second start with the same library rebuilt the index")
 	}
-	second, _ := m2.Match(context.Background(), "OOMKilled pods restarting", 3)
+	second, err := m2.Match(context.Background(), "OOMKilled pods restarting", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if fmt.Sprint(ids3(first)) != fmt.Sprint(ids3(second)) {
 		t.Errorf("answers differ: %v vs %v", ids3(first), ids3(second))
+	}
+	if inf2 := m2.Infer("OOMKilled pods restarting after the deploy"); fmt.Sprint(inf1) != fmt.Sprint(inf2) {
+		t.Errorf("the cached tag model infers differently:\n%v\n%v", inf1, inf2)
 	}
 	// A changed library must not reuse the old index.
 	smaller, _ := cases.NewLibrary(&cases.Set{Name: "one", Cases: lib.Cases()[:3]})

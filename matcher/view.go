@@ -11,6 +11,10 @@ type View struct {
 	Symptoms   []string     `json:"symptoms"`
 	Components []string     `json:"components"`
 	Results    []ResultView `json:"results"`
+	// RootCause is the cause the text most likely implies, when it implies
+	// one, and Evidence the words of the text that imply it.
+	RootCause string   `json:"root_cause,omitempty"`
+	Evidence  []string `json:"evidence,omitempty"`
 }
 
 // ResultView is one case of a View and why it matched.
@@ -37,6 +41,9 @@ func (a *Answer) View() View {
 	}
 	for _, s := range a.Components {
 		out.Components = append(out.Components, s.ID)
+	}
+	if len(a.RootCauses) > 0 {
+		out.RootCause, out.Evidence = a.RootCauses[0].ID, a.RootCauses[0].Evidence
 	}
 	for _, r := range a.Results {
 		rv := ResultView{ID: r.Case.ID, Title: r.Case.Title.In(a.Lang), Score: r.Score,

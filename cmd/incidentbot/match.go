@@ -240,6 +240,7 @@ var words = map[cases.Lang]map[string]string{
 		"lesson":   "Lesson",
 		"source":   "Source",
 		"nothing":  "nothing recognised",
+		"cause":    "Likely cause",
 	},
 	cases.Korean: {
 		"signals":  "감지한 신호",
@@ -252,6 +253,7 @@ var words = map[cases.Lang]map[string]string{
 		"lesson":   "교훈",
 		"source":   "출처",
 		"nothing":  "인식한 신호 없음",
+		"cause":    "추정 원인",
 	},
 }
 
@@ -267,7 +269,12 @@ func printAnswer(w io.Writer, tax *cases.Taxonomy, ans *matcher.Answer) {
 	if len(sig) == 0 {
 		sig = []string{t["nothing"]}
 	}
-	fmt.Fprintf(w, "%s: %s\n\n", t["signals"], strings.Join(sig, "; "))
+	fmt.Fprintf(w, "%s: %s\n", t["signals"], strings.Join(sig, "; "))
+	if len(ans.RootCauses) > 0 {
+		rc := ans.RootCauses[0]
+		fmt.Fprintf(w, "%s: %s (%s)\n", t["cause"], tax.Label(cases.KindRootCause, rc.ID, ans.Lang), quoted(rc.Evidence))
+	}
+	fmt.Fprintln(w)
 	if len(ans.Results) == 0 {
 		fmt.Fprintln(w, t["none"])
 		return
@@ -308,6 +315,14 @@ func signalList(tax *cases.Taxonomy, kind cases.Kind, ss []matcher.Signal, lang 
 	var parts []string
 	for _, s := range ss {
 		parts = append(parts, fmt.Sprintf("%s (%q)", tax.Label(kind, s.ID, lang), s.Phrase))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func quoted(words []string) string {
+	var parts []string
+	for _, w := range words {
+		parts = append(parts, fmt.Sprintf("%q", w))
 	}
 	return strings.Join(parts, ", ")
 }

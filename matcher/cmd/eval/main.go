@@ -6,7 +6,8 @@
 //	go run ./matcher/cmd/eval [-set heldout|tuning|all] [-queries FILE] [-library DIR] [-misses]
 //
 // The held-out set is frozen and reported in aggregate only: -misses,
-// -debug, -tags and -sweep work on the tuning set (or -queries FILE).
+// -debug and -tags work on the tuning set (or -queries FILE). The ranking's
+// weights are fitted by go run ./matcher/cmd/fit -weights.
 package main
 
 import (
@@ -29,7 +30,7 @@ const (
 )
 
 // errHeldout is returned when a per-query view is asked of the held-out set.
-var errHeldout = errors.New("the held-out set is reported in aggregate only, so that nothing is tuned on it; -misses, -debug, -tags and -sweep work on the tuning set (-set tuning) or on -queries FILE")
+var errHeldout = errors.New("the held-out set is reported in aggregate only, so that nothing is tuned on it; -misses, -debug and -tags work on the tuning set (-set tuning) or on -queries FILE")
 
 func main() {
 	set := flag.String("set", "all", "which evaluation set to report: heldout, tuning or all (held-out first)")
@@ -37,23 +38,22 @@ func main() {
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
 	misses := flag.Bool("misses", false, "list the queries each run missed (tuning set or -queries only)")
 	scoring := flag.String("scoring", matcher.BM25, "bleve scoring model: bm25 or tf-idf")
-	sweep := flag.Bool("sweep", false, "try a grid of ranking tunings and print each (tuning set or -queries only)")
 	debug := flag.Bool("debug", false, "print every query's signals and top results with their score parts (-library DIR or builtin; tuning set or -queries only)")
 	tags := flag.String("tags", "", "print the queries whose phrase-extracted tags miss gold tags (fn) or add wrong ones (fp) (tuning set or -queries only)")
 	flag.Parse()
-	if err := dispatch(*set, *queries, *library, *scoring, *tags, *misses, *sweep, *debug); err != nil {
+	if err := dispatch(*set, *queries, *library, *scoring, *tags, *misses, *debug); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
 }
 
-func dispatch(set, queries, library, scoring, tags string, misses, sweep, debug bool) error {
+func dispatch(set, queries, library, scoring, tags string, misses, debug bool) error {
 	switch set {
 	case "heldout", "tuning", "all":
 	default:
 		return fmt.Errorf("-set %q: want heldout, tuning or all", set)
 	}
-	perQuery := misses || sweep || debug || tags != ""
+	perQuery := misses || debug || tags != ""
 	if perQuery && queries != "" && sameFile(queries, heldoutPath) {
 		return errHeldout
 	}
@@ -70,8 +70,6 @@ func dispatch(set, queries, library, scoring, tags string, misses, sweep, debug 
 		return runTags(queries, tags)
 	case debug:
 		return runDebug(queries, library)
-	case sweep:
-		return runSweep(queries, library, scoring)
 	case queries != "":
 		return runTuning("queries "+queries, queries, library, scoring, misses)
 	}
@@ -186,38 +184,6 @@ func measure(lib *cases.Library, opts matcher.Options, qs []eval.Query) (eval.Me
 	}
 	defer m.Close()
 	return eval.Run(context.Background(), m, qs)
-}
-
-func runSweep(queries, library, scoring string) error {
-	qs, testLib, builtinLib, err := load(queries, library)
-	if err != nil {
-		return err
-	}
-	for _, half := range []float64{0.2} {
-		for _, tw := range []float64{0.6, 0.7} {
-			for _, vw := range []float64{0.0, 0.1, 0.2, 0.3} {
-				for _, vm := range []float64{1.1} {
-					tu := matcher.DefaultTuning
-					tu.TextHalf, tu.TagWeight, tu.VoteMin, tu.ComponentFloor = half, tw, vm, vw
-					var line []string
-					for _, lib := range []*cases.Library{testLib, builtinLib} {
-						m, err := matcher.New(lib, matcher.Options{Scoring: scoring, Tuning: &tu})
-						if err != nil {
-							return err
-						}
-						mt, err := eval.Run(context.Background(), m, qs)
-						m.Close()
-						if err != nil {
-							return err
-						}
-						line = append(line, fmt.Sprintf("hit3 %.3f ndcg %.3f sil %.3f ko %.3f en %.3f tagP %.2f tagR %.2f", mt.Hit3, mt.NDCG5, mt.Silence, mt.Hit3Ko, mt.Hit3En, mt.TagP, mt.TagR))
-					}
-					fmt.Printf("half %.2f tw %.2f cf %.1f vote %.2f | %s | %s\n", half, tw, vw, vm, line[0], line[1])
-				}
-			}
-		}
-	}
-	return nil
 }
 
 func runDebug(queries, library string) error {

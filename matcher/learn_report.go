@@ -1,0 +1,129 @@
+package matcher
+
+import (
+	"slices"
+
+	"github.com/incidentbot/incidentbot/cases"
+)
+
+// TagF1 is the cross-validated quality of tag inference for one kind of tag
+// in one language, micro-averaged over the held-out texts.
+type TagF1 struct {
+	Kind      cases.Kind `json:"kind"`
+	Lang      cases.Lang `json:"lang"`
+	Method    string     `json:"method"` // "phrases", "learned" or "both" (what Infer uses)
+	Texts     int        `json:"texts"`
+	Precision float64    `json:"precision"`
+	Recall    float64    `json:"recall"`
+	F1        float64    `json:"f1"`
+}
+
+// CrossValidateTags measures tag inference on the library's own texts by
+// k-fold cross-validation over its cases: each case's title and symptoms
+// text, in each language, is labelled by a model trained without the case's
+// fold (thresholds chosen without it too), and compared with the case's
+// tags.
+func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
+	d := gather(lib, tax)
+	d.prune()
+	t := len(d.tags)
+	total := newCounts(len(d.df), t)
+	for i := range d.docs {
+		total.add(&d.docs[i], t, 1)
+	}
+	docs, scores := d.cvScores(total)
+	ext := NewExtractor(tax)
+	type key struct {
+		kind   cases.Kind
+		lang   cases.Lang
+		method string
+	}
+	type tally struct{ tp, fp, fn, n int }
+	res := map[key]*tally{}
+	for k := 0; k < learnFolds; k++ {
+		var trainDocs []*trainDoc
+		var trainScores []float32
+		for j, doc := range docs {
+			if int(doc.fold) != k {
+				trainDocs = append(trainDocs, doc)
+				trainScores = append(trainScores, scores[j*t:j*t+t]...)
+			}
+		}
+		theta := thresholds(trainDocs, trainScores, t)
+		for j, doc := range docs {
+			if int(doc.fold) != k {
+				continue
+			}
+			learned := map[int32]bool{}
+			for i := 0; i < t; i++ {
+				if scores[j*t+i] >= theta[i] {
+					learned[int32(i)] = true
+				}
+			}
+			phrased := map[int32]bool{}
+			for _, s := range ext.Extract(doc.text) {
+				if i, ok := d.tagIdx[tagRef{s.Kind, s.ID}]; ok {
+					phrased[i] = true
+				}
+			}
+			both := map[int32]bool{}
+			for i := range learned {
+				both[i] = true
+			}
+			for i := range phrased {
+				both[i] = true
+			}
+			for _, m := range []struct {
+				name string
+				got  map[int32]bool
+			}{{"phrases", phrased}, {"learned", learned}, {"both", both}} {
+				for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
+					tl := res[key{kind, doc.lang, m.name}]
+					if tl == nil {
+						tl = &tally{}
+						res[key{kind, doc.lang, m.name}] = tl
+					}
+					tl.n++
+					for i := range m.got {
+						if d.tags[i].Kind != kind {
+							continue
+						}
+						if slices.Contains(doc.labels, i) {
+							tl.tp++
+						} else {
+							tl.fp++
+						}
+					}
+					for _, l := range doc.labels {
+						if d.tags[l].Kind == kind && !m.got[l] {
+							tl.fn++
+						}
+					}
+				}
+			}
+		}
+	}
+	var out []TagF1
+	for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
+		for _, lang := range []cases.Lang{cases.English, cases.Korean} {
+			for _, method := range []string{"phrases", "learned", "both"} {
+				tl := res[key{kind, lang, method}]
+				if tl == nil {
+					continue
+				}
+				f := TagF1{Kind: kind, Lang: lang, Method: method, Texts: tl.n}
+				if tl.tp+tl.fp > 0 {
+					f.Precision = float64(tl.tp) / float64(tl.tp+tl.fp)
+				}
+				if tl.tp+tl.fn > 0 {
+					f.Recall = float64(tl.tp) / float64(tl.tp+tl.fn)
+				}
+				if f.Precision+f.Recall > 0 {
+					f.F1 = 2 * f.Precision * f.Recall / (f.Precision + f.Recall)
+				}
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,483 @@
+package matcher
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
+
+	"github.com/incidentbot/incidentbot/cases"
+)
+
+// Weights are the ranking's and the answer gate's constants. They are data,
+// fitted on the evaluation's tuning set and on cross-validation over the
+// built-in library's own cases by `go run ./matcher/cmd/fit -weights`, which
+// rewrites weights.json.
+type Weights struct {
+	// A case's score is (Text*text + Tag*tag) / (Text + Tag), times
+	// (1 + Cause*cause) / (1 + Cause): text is bleve's relevance relative
+	// to the best hit, tag the rarity-weighted share of the text's tags the
+	// case carries, cause how sure the text implies the case's root cause.
+	Text  float64 `json:"text"`
+	Tag   float64 `json:"tag"`
+	Cause float64 `json:"cause"`
+	// How much a tag counts in the text's tags when found by a taxonomy
+	// phrase, by the learned model (times its probability), or by the
+	// nearest cases (times their agreement).
+	Phrase    float64 `json:"phrase"`
+	Learned   float64 `json:"learned"`
+	Neighbour float64 `json:"neighbour"`
+	// NeighbourTop is how many of the nearest cases by text vote.
+	NeighbourTop int `json:"neighbour_top"`
+	// Gate is the trouble score a text needs to be answered at all, and
+	// GateComponent what a named component counts toward it beside a
+	// symptom (see trouble).
+	Gate          float64 `json:"gate"`
+	GateComponent float64 `json:"gate_component"`
+	GateLearned   float64 `json:"gate_learned"`
+	GateBoth      float64 `json:"gate_both"`
+	// Floor is the score a case needs to be shown once the text is
+	// answered; Keep the share of the best case's score it needs.
+	Floor float64 `json:"floor"`
+	Keep  float64 `json:"keep"`
+}
+
+//go:embed weights.json
+var weightsJSON []byte
+
+// DefaultWeights are the weights in weights.json.
+var DefaultWeights = func() Weights {
+	var w Weights
+	if err := json.Unmarshal(weightsJSON, &w); err != nil {
+		panic(fmt.Sprintf("matcher: weights.json: %v", err))
+	}
+	return w
+}()
+
+// retrieveSize is how many text hits are ranked.
+const retrieveSize = 40
+
+// votedPhrase is the Phrase of a tag voted by the nearest cases.
+const votedPhrase = "similar cases"
+
+// Parts are the evidence of one candidate case, before weighting.
+type Parts struct {
+	Case  *cases.Case
+	Text  float64 // bleve score, 0 when the text search did not find it
+	Rel   float64 // Text relative to the best hit (0 to 1)
+	Tag   float64 // share of the text's tags the case carries (0 to 1)
+	Cause float64 // how sure the text implies the case's root cause (0 to 1)
+	// CauseMax is how sure the text implies its likeliest root cause: the
+	// same for every candidate of a text.
+	CauseMax float64
+}
+
+// Scored is everything the ranking knows about a text: its tags, the
+// trouble it signals, and the candidate cases with their evidence. The fit
+// command weighs it many ways without searching again.
+type Scored struct {
+	Lang       cases.Lang
+	Symptoms   []Signal
+	Components []Signal
+	RootCauses []Inferred
+	Candidates []Parts
+	// The signs of trouble the gate weighs (see Weights.Trouble): the
+	// strongest symptom and component a taxonomy phrase finds and the
+	// learned model finds (0 to 1), none for a resolved notice.
+	Sym, Comp, SymLearned, CompLearned float64
+
+	weights map[string]float64
+	qterms  []string
+	surface map[string]string
+}
+
+// queryTags is what a text says in tags: each tag key with how much it
+// counts, and where it came from.
+type queryTags struct {
+	weights map[string]float64 // "symptom:x" -> weight
+	causes  map[string]float64 // root cause id -> how sure (0 to 1)
+	signals map[string]*Signal
+	evid    map[string][]string // root cause id -> evidence
+	sym     float64             // strongest symptom a taxonomy phrase finds
+	comp    float64             // strongest component a taxonomy phrase finds
+	symL    float64             // strongest symptom the learned model finds
+	compL   float64             // strongest component the learned model finds
+}
+
+func (q *queryTags) put(kind cases.Kind, id string, w float64, phrase string) {
+	if kind == cases.KindRootCause {
+		return
+	}
+	k := string(kind) + ":" + id
+	if kind == cases.KindSymptom {
+		k = "symptom:" + id
+	}
+	if w <= q.weights[k] {
+		return
+	}
+	q.weights[k] = w
+	q.signals[k] = &Signal{Kind: kind, ID: id, Phrase: phrase, Weight: w}
+}
+
+func (q *queryTags) cause(id string, p float64, evidence []string) {
+	if p > q.causes[id] {
+		q.causes[id] = p
+		q.evid[id] = evidence
+	}
+}
+
+// tagsOf reads the tags a text signals by itself: taxonomy phrases and the
+// learned model.
+func (m *Matcher) tagsOf(text string) *queryTags {
+	w := m.opts.Weights
+	q := &queryTags{weights: map[string]float64{}, causes: map[string]float64{}, signals: map[string]*Signal{}, evid: map[string][]string{}}
+	for _, s := range m.ext.Extract(text) {
+		conf := min(1, 0.5+0.25*s.Weight)
+		switch s.Kind {
+		case cases.KindRootCause:
+			q.cause(s.ID, conf, []string{s.Phrase})
+		case cases.KindSymptom:
+			q.put(s.Kind, s.ID, w.Phrase*conf, s.Phrase)
+			q.sym = max(q.sym, conf)
+		case cases.KindComponent:
+			q.put(s.Kind, s.ID, w.Phrase*conf, s.Phrase)
+			q.comp = max(q.comp, conf)
+		}
+	}
+	for _, lt := range m.model.infer(text, 0.5) {
+		switch lt.tag.Kind {
+		case cases.KindRootCause:
+			q.cause(lt.tag.ID, lt.prob, lt.evidence)
+		case cases.KindSymptom:
+			q.put(lt.tag.Kind, lt.tag.ID, w.Learned*lt.prob, strings.Join(lt.evidence, " "))
+			q.symL = max(q.symL, lt.prob)
+		case cases.KindComponent:
+			q.put(lt.tag.Kind, lt.tag.ID, w.Learned*lt.prob, strings.Join(lt.evidence, " "))
+			q.compL = max(q.compL, lt.prob)
+		}
+	}
+	return q
+}
+
+// neighbours adds the tags and root causes the text's nearest cases agree
+// on, weighted by how near they are: pseudo-relevance feedback.
+func (m *Matcher) neighbours(q *queryTags, hits search.DocumentMatchCollection) {
+	w := m.opts.Weights
+	if len(hits) == 0 || w.NeighbourTop == 0 {
+		return
+	}
+	best := hits[0].Score
+	votes := map[string]float64{}
+	causes := map[string]float64{}
+	var total float64
+	for i, h := range hits {
+		if i == w.NeighbourTop {
+			break
+		}
+		c, ok := m.lib.Get(h.ID)
+		if !ok {
+			continue
+		}
+		sim := h.Score / best
+		total += sim
+		for _, k := range m.keys[c] {
+			votes[k] += sim
+		}
+		if c.RootCause != "" {
+			causes[c.RootCause] += sim
+		}
+	}
+	if total == 0 {
+		return
+	}
+	for _, k := range slices.Sorted(mapKeys(votes)) {
+		kind, id, _ := strings.Cut(k, ":")
+		share := votes[k] / total
+		if kind == "symptom" {
+			q.put(cases.KindSymptom, id, w.Neighbour*share, votedPhrase)
+		} else {
+			q.put(cases.KindComponent, id, w.Neighbour*share, votedPhrase)
+		}
+	}
+	for _, id := range slices.Sorted(mapKeys(causes)) {
+		// Neighbours imply a cause as they vote for tags: by Neighbour.
+		// (Unweighted, the best text hit would imply its own cause and
+		// lift itself, however unrelated.)
+		if p := w.Neighbour * causes[id] / total; p > 0 {
+			q.cause(id, p, []string{votedPhrase})
+		}
+	}
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// Trouble is how surely a text reports trouble (0 to 1): the strongest
+// symptom it signals in its own words, or a component it names (counted
+// GateComponent, or GateBoth when the learned model sees any symptom);
+// what the learned model finds counts GateLearned as much as a phrase. Resemblance to a case's text alone is no sign of trouble:
+// chatter shares words with write-ups too.
+func (w *Weights) Trouble(sc *Scored) float64 {
+	sym := max(sc.Sym, w.GateLearned*sc.SymLearned)
+	comp := max(sc.Comp, w.GateLearned*sc.CompLearned)
+	t := max(sym, w.GateComponent*comp)
+	if sc.SymLearned > 0 {
+		// A component named beside any sign of trouble, however faint.
+		t = max(t, w.GateBoth*comp)
+	}
+	return t
+}
+
+// Score gathers the evidence for a text without weighing the candidates:
+// the fit command uses it to try weights.
+func (m *Matcher) Score(ctx context.Context, text string) (*Scored, error) {
+	return m.score(ctx, text, Filters{})
+}
+
+func (m *Matcher) score(ctx context.Context, text string, f Filters) (*Scored, error) {
+	sc := &Scored{Lang: DetectLang(text)}
+	tq, surface, qterms := m.textQuery(text, sc.Lang)
+	sc.qterms, sc.surface = qterms, surface
+	fq := filterQuery(f)
+	var hits search.DocumentMatchCollection
+	if tq != nil {
+		q := tq
+		if fq != nil {
+			q = bleve.NewConjunctionQuery(fq, tq)
+		}
+		res, err := m.search(ctx, bleve.NewSearchRequestOptions(q, retrieveSize, 0, false))
+		if err != nil {
+			return nil, err
+		}
+		hits = res.Hits
+	}
+	var best float64
+	for _, h := range hits {
+		best = max(best, h.Score)
+	}
+	byID := map[string]int{}
+	add := func(c *cases.Case) *Parts {
+		if i, ok := byID[c.ID]; ok {
+			return &sc.Candidates[i]
+		}
+		byID[c.ID] = len(sc.Candidates)
+		sc.Candidates = append(sc.Candidates, Parts{Case: c})
+		return &sc.Candidates[len(sc.Candidates)-1]
+	}
+	for _, h := range hits {
+		if c, ok := m.lib.Get(h.ID); ok {
+			p := add(c)
+			p.Text = h.Score
+			p.Rel = h.Score / best
+		}
+	}
+	if m.opts.Mode == TextOnly {
+		return sc, nil
+	}
+
+	q := m.tagsOf(text)
+	if !resolvedNotice.MatchString(text) {
+		sc.Sym, sc.Comp, sc.SymLearned, sc.CompLearned = q.sym, q.comp, q.symL, q.compL
+	}
+	m.neighbours(q, hits)
+	sc.weights = q.weights
+
+	var causeMax float64
+	for _, p := range q.causes {
+		causeMax = max(causeMax, p)
+	}
+	var tagTotal float64
+	for k, w := range q.weights {
+		tagTotal += w * m.idfOf(k)
+		if f.Empty() && w >= 0.5*m.opts.Weights.Phrase {
+			for _, c := range m.byTag[k] {
+				add(c)
+			}
+		}
+	}
+	for i := range sc.Candidates {
+		p := &sc.Candidates[i]
+		if tagTotal > 0 {
+			var shared float64
+			for _, k := range m.keys[p.Case] {
+				if w, ok := q.weights[k]; ok {
+					shared += w * m.idfOf(k)
+				}
+			}
+			p.Tag = shared / tagTotal
+		}
+		p.Cause = q.causes[p.Case.RootCause]
+		p.CauseMax = causeMax
+	}
+	for _, k := range slices.Sorted(mapKeys(q.signals)) {
+		s := q.signals[k]
+		switch {
+		case s.Phrase == votedPhrase && s.Weight < 0.5*m.opts.Weights.Neighbour:
+			// A weak vote steers the ranking but is not reported.
+		case s.Kind == cases.KindSymptom:
+			sc.Symptoms = append(sc.Symptoms, *s)
+		default:
+			sc.Components = append(sc.Components, *s)
+		}
+	}
+	bySignal := func(a, b Signal) int {
+		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	}
+	slices.SortFunc(sc.Symptoms, bySignal)
+	slices.SortFunc(sc.Components, bySignal)
+	for _, id := range slices.Sorted(mapKeys(q.causes)) {
+		if p := q.causes[id]; p >= 0.3 {
+			sc.RootCauses = append(sc.RootCauses, Inferred{ID: id, Score: math.Round(p*1000) / 1000, Evidence: q.evid[id]})
+		}
+	}
+	slices.SortStableFunc(sc.RootCauses, func(a, b Inferred) int { return cmp.Compare(b.Score, a.Score) })
+	return sc, nil
+}
+
+// Combine weighs a candidate's evidence into its score (0 to 1): its
+// relevance, text and tags mixed, scaled by the root cause the text
+// implies. A case with the likeliest implied cause keeps its relevance; one
+// without it keeps 1/(1+Cause*p) of it, p how sure the text is of its
+// cause; a text that implies no cause leaves relevance as it is. The cause lifts only cases that are relevant
+// already: a case sharing nothing but its cause stays at 0.
+func (w *Weights) Combine(p Parts) float64 {
+	sum := w.Text + w.Tag
+	if sum == 0 {
+		return 0
+	}
+	rel := (w.Text*p.Rel + w.Tag*p.Tag) / sum
+	return rel * (1 + w.Cause*p.Cause) / (1 + w.Cause*p.CauseMax)
+}
+
+// Order sorts candidates by their weighed score, best first (ties: newer,
+// then by id), and returns the scores in the same order.
+func (w *Weights) Order(cs []Parts) []float64 {
+	type sc struct {
+		p Parts
+		s float64
+	}
+	all := make([]sc, len(cs))
+	for i, p := range cs {
+		all[i] = sc{p, w.Combine(p)}
+	}
+	slices.SortFunc(all, func(a, b sc) int {
+		if c := cmp.Compare(b.s, a.s); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.p.Case.Date, a.p.Case.Date); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.p.Case.ID, b.p.Case.ID)
+	})
+	scores := make([]float64, len(all))
+	for i, x := range all {
+		cs[i], scores[i] = x.p, x.s
+	}
+	return scores
+}
+
+// Answers reports whether a scored text passes the answer gate and, if so,
+// how many of its ordered candidates (cands and scores as Order left them)
+// are shown, at most top: each at least floor and Keep of the best score.
+// When the text signals tags, a case that shares none of them is not shown
+// (in a small library the only text hit is "the best" however weak).
+func (w *Weights) Answers(sc *Scored, cands []Parts, scores []float64, top int, floor float64) int {
+	if w.Trouble(sc) < w.Gate || len(scores) == 0 {
+		return 0
+	}
+	tagged := len(sc.weights) > 0
+	n := 0
+	for i, s := range scores {
+		if n == top || s < floor || s < w.Keep*scores[0] {
+			break
+		}
+		if tagged && cands[i].Tag == 0 {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters, top int, gate bool) (*Answer, error) {
+	sc, err := m.score(ctx, text, f)
+	if err != nil {
+		return nil, err
+	}
+	ans.Symptoms, ans.Components, ans.RootCauses = sc.Symptoms, sc.Components, sc.RootCauses
+	cands := sc.Candidates
+	if !f.Empty() {
+		kept := cands[:0]
+		for _, p := range cands {
+			if passes(p.Case, f) {
+				kept = append(kept, p)
+			}
+		}
+		cands = kept
+	}
+	w := m.opts.Weights
+	var scores []float64
+	if m.opts.Mode == TextOnly {
+		// The baseline is a plain text query: no notion of confidence, it
+		// answers whenever bleve finds anything.
+		slices.SortStableFunc(cands, func(a, b Parts) int { return cmp.Compare(b.Text, a.Text) })
+		for _, p := range cands {
+			scores = append(scores, p.Rel)
+		}
+	} else {
+		scores = w.Order(cands)
+	}
+	n := min(top, len(cands))
+	if gate && m.opts.Mode != TextOnly {
+		n = w.Answers(sc, cands, scores, top, m.opts.Floor)
+	}
+	for i := 0; i < n; i++ {
+		ans.Results = append(ans.Results, m.explain(cands[i], scores[i], sc, ans.Lang))
+	}
+	return ans, nil
+}
+
+func (m *Matcher) idfOf(key string) float64 {
+	if v, ok := m.idf[key]; ok {
+		return v
+	}
+	return math.Log(1 + float64(max(m.lib.Len(), 1)))
+}
+
+func (m *Matcher) explain(p Parts, score float64, sc *Scored, lang cases.Lang) Result {
+	r := Result{Case: p.Case, Score: math.Round(min(max(score, 0), 1)*1000) / 1000, TagScore: p.Tag, TextScore: p.Text}
+	if p.Text > 0 {
+		r.Terms = matchedTerms(p.Case, sc.qterms, sc.surface)
+	}
+	if len(r.Terms) > 8 {
+		r.Terms = r.Terms[:8]
+	}
+	for _, s := range p.Case.Symptoms {
+		if _, ok := sc.weights["symptom:"+s]; ok {
+			r.Symptoms = append(r.Symptoms, Tag{ID: s, Label: m.tax.Label(cases.KindSymptom, s, lang)})
+		}
+	}
+	for _, s := range p.Case.Components {
+		if _, ok := sc.weights["component:"+s]; ok {
+			r.Components = append(r.Components, Tag{ID: s, Label: m.tax.Label(cases.KindComponent, s, lang)})
+		}
+	}
+	return r
+}
