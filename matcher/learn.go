@@ -95,6 +95,9 @@ type learnData struct {
 	vocab  map[string]int32
 	df     []int32
 	docs   []trainDoc
+	// keepText keeps the text of the sentences that make up evaluation
+	// documents, for the report; training alone does not need it.
+	keepText bool
 }
 
 func (d *learnData) tag(kind cases.Kind, id string) int32 {
@@ -113,7 +116,7 @@ func (d *learnData) add(text string, labels []int32, fold int8, eval bool, lang 
 		return
 	}
 	doc := trainDoc{labels: labels, fold: fold, eval: eval, train: !eval, lang: lang}
-	if fold >= 0 {
+	if fold >= 0 && d.keepText {
 		doc.text = text // the report runs the phrases on whole fields
 	}
 	docFeatures(text, func(f string) {
@@ -206,6 +209,7 @@ func gather(lib *cases.Library, tax *cases.Taxonomy) *learnData {
 				lang cases.Lang
 			}{{f.t.En, cases.English}, {f.t.Ko, cases.Korean}} {
 				first := len(d.docs)
+				d.keepText = f.eval
 				for _, s := range sentences(l.text) {
 					d.add(s, labels, fold, false, l.lang)
 				}
