@@ -270,7 +270,7 @@ func TestTaxonomyOverlay(t *testing.T) {
 title: Orders writes stalled behind a lock held by a migration
 date: 2025-03-02
 summary: A schema migration on the orders database held a table lock for twelve minutes.
-symptoms: [high-latency]
+symptoms: [high-latency, slow-database-queries]
 components: [orders-db]
 `), 0o644)
 
