@@ -269,6 +269,13 @@ func serve(ctx context.Context, g *errgroup.Group, addr string, h http.Handler, 
 	}
 	log.Info("serving /healthz and /metrics", "addr", ln.Addr().String())
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	serveUntilDone(ctx, g, srv, ln)
+	return nil
+}
+
+// serveUntilDone serves srv on ln in g, and shuts it down (giving requests
+// in flight 5 s) when ctx ends.
+func serveUntilDone(ctx context.Context, g *errgroup.Group, srv *http.Server, ln net.Listener) {
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -281,7 +288,6 @@ func serve(ctx context.Context, g *errgroup.Group, addr string, h http.Handler, 
 		defer cancel()
 		return srv.Shutdown(sctx)
 	})
-	return nil
 }
 
 // reload builds a new index from the case files beside the one in use and

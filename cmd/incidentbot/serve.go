@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -115,18 +114,7 @@ func serveAPI(ctx context.Context, g *errgroup.Group, addr string, h http.Handle
 	// No ReadTimeout: /mcp streams events on long-lived GETs; bodies are
 	// bounded by the handler.
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	})
+	serveUntilDone(ctx, g, srv, ln)
 	return nil
 }
 
