@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/incidentbot/incidentbot/internal/slackfake"
 )
 
 // get returns the body of a GET to url.
@@ -31,22 +29,10 @@ func get(t *testing.T, url string) string {
 // after the fix takes the new library and clears them. A reload with the
 // library unchanged reuses the index on disk instead of waiting on its lock.
 func TestReloadKeepsPreviousLibraryWhenAFileIsBroken(t *testing.T) {
-	dir := t.TempDir()
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
-	fake := slackfake.New()
-	defer fake.Close()
-	fake.AddChannel("C0INC", "inc-quasar", false)
-	reloadCh := make(chan os.Signal, 1)
-	logs := newLogWatch()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan int, 1)
-	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": fake.APIURL()}
-	go func() {
-		done <- run(ctx, []string{"run", "--listen", "127.0.0.1:0", "--builtin=false", "--cases", dir,
-			"--index-dir", t.TempDir(), "--db", filepath.Join(t.TempDir(), "a.db")},
-			env{stdin: strings.NewReader(""), stdout: logs, stderr: logs, getenv: func(k string) string { return envs[k] }, reload: reloadCh})
-	}()
+	b := startReloadableBot(t, ctx, "--listen", "127.0.0.1:0", "--index-dir", t.TempDir())
+	dir, fake, reloadCh, logs, done := b.dir, b.fake, b.reload, b.logs, b.done
 	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer wcancel()
 	if err := fake.WaitConnected(wctx, 1); err != nil {

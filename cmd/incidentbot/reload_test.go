@@ -69,22 +69,39 @@ func writeCase(t *testing.T, dir, id, title, text, sym, comp string) {
 	}
 }
 
+// reloadableBot is `incidentbot run` in this process, over a directory of
+// team cases that starts with one disk-full case, against a fake Slack with
+// one incident channel, reloaded by sending on reload.
+type reloadableBot struct {
+	dir    string
+	fake   *slackfake.Server
+	reload chan os.Signal
+	logs   *logWatch
+	done   chan int // run's exit code
+}
+
+// startReloadableBot starts the bot with args added to its command line; it
+// stops when ctx ends, and the fake Slack closes when t ends.
+func startReloadableBot(t *testing.T, ctx context.Context, args ...string) *reloadableBot {
+	t.Helper()
+	b := &reloadableBot{dir: t.TempDir(), fake: slackfake.New(), reload: make(chan os.Signal, 1), logs: newLogWatch(), done: make(chan int, 1)}
+	t.Cleanup(b.fake.Close)
+	writeCase(t, b.dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
+	b.fake.AddChannel("C0INC", "inc-quasar", false)
+	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": b.fake.APIURL()}
+	args = append([]string{"run", "--builtin=false", "--cases", b.dir, "--db", filepath.Join(t.TempDir(), "a.db")}, args...)
+	go func() {
+		b.done <- run(ctx, args, env{stdin: strings.NewReader(""), stdout: b.logs, stderr: b.logs,
+			getenv: func(k string) string { return envs[k] }, reload: b.reload})
+	}()
+	return b
+}
+
 func TestReloadSwapsLibraryWithoutRestart(t *testing.T) {
-	dir := t.TempDir()
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
-	fake := slackfake.New()
-	defer fake.Close()
-	fake.AddChannel("C0INC", "inc-quasar", false)
-	reloadCh := make(chan os.Signal, 1)
-	logs := newLogWatch()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan int, 1)
-	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": fake.APIURL()}
-	go func() {
-		done <- run(ctx, []string{"run", "--listen", "", "--builtin=false", "--cases", dir, "--db", filepath.Join(t.TempDir(), "a.db")},
-			env{stdin: strings.NewReader(""), stdout: logs, stderr: logs, getenv: func(k string) string { return envs[k] }, reload: reloadCh})
-	}()
+	b := startReloadableBot(t, ctx, "--listen", "")
+	dir, fake, reloadCh, logs, done := b.dir, b.fake, b.reload, b.logs, b.done
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
 	if err := fake.WaitConnected(wctx, 1); err != nil {

@@ -36,22 +36,10 @@ var apiAddr = regexp.MustCompile(`msg="serving the API, MCP and the library page
 // run --api-addr serves the library the bot answers from, swaps it with
 // the bot's on reload, and the bot's replies link to the library page.
 func TestRunServesAPIBesideTheBot(t *testing.T) {
-	dir := t.TempDir()
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
-	fake := slackfake.New()
-	defer fake.Close()
-	fake.AddChannel("C0INC", "inc-quasar", false)
-	reloadCh := make(chan os.Signal, 1)
-	logs := newLogWatch()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan int, 1)
-	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": fake.APIURL()}
-	go func() {
-		done <- run(ctx, []string{"run", "--listen", "", "--builtin=false", "--cases", dir, "--db", filepath.Join(t.TempDir(), "a.db"),
-			"--api-addr", "127.0.0.1:0", "--public-url", "https://incidents.example.com"},
-			env{stdin: strings.NewReader(""), stdout: logs, stderr: logs, getenv: func(k string) string { return envs[k] }, reload: reloadCh})
-	}()
+	b := startReloadableBot(t, ctx, "--listen", "", "--api-addr", "127.0.0.1:0", "--public-url", "https://incidents.example.com")
+	dir, fake, reloadCh, logs, done := b.dir, b.fake, b.reload, b.logs, b.done
 	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer wcancel()
 	if err := logs.wait(wctx, "serving the API"); err != nil {
