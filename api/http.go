@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/incidentbot/incidentbot/cases"
 )
 
 // MatchRequest is the body of POST /api/v1/match.
@@ -118,6 +120,16 @@ func (p *params) all(name string) []string {
 	return out
 }
 
+// lang reads the lang parameter. A bad language is the error reported, even
+// over an unknown parameter, since it is the one the caller most likely meant.
+func (p *params) lang() cases.Lang {
+	l, err := checkLang(p.str("lang"))
+	if err != nil {
+		p.err = err
+	}
+	return l
+}
+
 func (p *params) int(name string) int {
 	v := p.q.Get(name)
 	if v == "" {
@@ -152,12 +164,9 @@ func (s *Server) getCases(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getCase(w http.ResponseWriter, r *http.Request) {
 	p := newParams(r, "lang")
-	l, err := checkLang(p.str("lang"))
-	if err == nil {
-		err = p.err
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	l := p.lang()
+	if p.err != nil {
+		s.fail(w, r, p.err)
 		return
 	}
 	m := s.opts.Matcher()
@@ -186,12 +195,9 @@ func (s *Server) getSimilar(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getVocab(w http.ResponseWriter, r *http.Request) {
 	p := newParams(r, "lang")
-	l, err := checkLang(p.str("lang"))
-	if err == nil {
-		err = p.err
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	l := p.lang()
+	if p.err != nil {
+		s.fail(w, r, p.err)
 		return
 	}
 	writeJSON(w, http.StatusOK, vocab(s.opts.Matcher().Taxonomy(), l))
