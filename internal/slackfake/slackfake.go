@@ -52,6 +52,8 @@ type config struct {
 	maxConns     int
 	grace        time.Duration
 	lean         bool
+	triggerTTL   time.Duration
+	now          func() time.Time
 }
 
 // WithIdentity sets the bot's identity. Empty fields keep their defaults.
@@ -174,11 +176,19 @@ type Server struct {
 	maxPongs int                 // most PINGs one connection answered
 	envs     map[string]*envelope
 	pending  []*envelope // waiting for a connection
+
+	history  map[string][]map[string]any // channel -> messages, oldest first
+	pins     map[string][]string         // channel -> ts of pinned messages
+	groups   map[string][]string         // user group id -> members
+	triggers map[string]*trigger         // trigger_id -> when it was issued
+	views    map[string]map[string]any   // view id -> the view
 }
 
 type channel struct {
 	name    string
 	private bool
+	topic   string
+	purpose string
 }
 
 // New starts a fake Slack. Close it when done.
@@ -191,6 +201,8 @@ func New(opts ...Option) *Server {
 		pingInterval: time.Second,
 		maxConns:     10,
 		grace:        2 * time.Second,
+		triggerTTL:   3 * time.Second,
+		now:          time.Now,
 	}
 	for _, opt := range opts {
 		opt(&cfg)
@@ -207,6 +219,11 @@ func New(opts ...Option) *Server {
 		reacted:  map[string]bool{},
 		tickets:  map[string]bool{},
 		envs:     map[string]*envelope{},
+		history:  map[string][]map[string]any{},
+		pins:     map[string][]string{},
+		groups:   map[string][]string{},
+		triggers: map[string]*trigger{},
+		views:    map[string]map[string]any{},
 	}
 	s.Sender = Sender{s: s, conn: -1}
 	mux := http.NewServeMux()
@@ -256,7 +273,9 @@ func (s *Server) Identity() Identity { return s.cfg.id }
 func (s *Server) AddChannel(id, name string, private bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.channels[id] = channel{name: name, private: private}
+	ch := s.channels[id]
+	ch.name, ch.private = name, private
+	s.channels[id] = ch
 }
 
 // AddUser gives a user a name for users.info. Unknown users are answered

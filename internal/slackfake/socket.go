@@ -500,10 +500,14 @@ func (s *Server) newEnvelopeLocked(typ string, accepts bool, payload json.RawMes
 	return e
 }
 
+// triggerID issues a trigger_id, which views.open takes once within the
+// trigger TTL.
 func (s *Server) triggerID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.nextIDLocked("trigger-")
+	id := s.nextIDLocked("trigger-")
+	s.triggers[id] = &trigger{at: s.cfg.now()}
+	return id
 }
 
 // rawJSON encodes v, passing json.RawMessage, []byte and string through as

@@ -32,6 +32,12 @@ var botMethods = map[string]handler{
 	"users.info":            (*Server).usersInfo,
 	"reactions.add":         (*Server).reactionsAdd,
 	"views.publish":         (*Server).viewsPublish,
+	"views.open":            (*Server).viewsOpen,
+	"views.update":          (*Server).viewsUpdate,
+	"conversations.history": (*Server).conversationsHistory,
+	"pins.list":             (*Server).pinsList,
+	"chat.getPermalink":     (*Server).chatGetPermalink,
+	"usergroups.users.list": (*Server).usergroupsUsersList,
 }
 
 // serveAPI answers /api/<method>.
@@ -338,6 +344,20 @@ func (s *Server) chatPost(c *Call) (reply, string) {
 	if c.Attachments != nil {
 		msg["attachments"] = c.Attachments
 	}
+	// The bot's messages join the channel's history (not in a lean fake,
+	// whose memory must stay flat); an update keeps the message's thread.
+	if !s.cfg.lean {
+		m := map[string]any(maps.Clone(msg))
+		if old := s.findLocked(c.Channel, c.TS); old != nil && c.Method == "chat.update" {
+			m = maps.Clone(old)
+			maps.Copy(m, msg)
+			if th, ok := old["thread_ts"]; ok {
+				m["thread_ts"] = th
+			}
+			m["edited"] = map[string]any{"user": s.cfg.id.UserID, "ts": s.nextTSLocked()}
+		}
+		s.putMessageLocked(c.Channel, m)
+	}
 	return reply{"channel": c.Channel, "ts": c.TS, "text": c.Text, "message": msg}, ""
 }
 
@@ -350,6 +370,7 @@ func (s *Server) chatDelete(c *Call) (reply, string) {
 		return nil, "message_not_found"
 	}
 	delete(s.messages, key)
+	s.deleteMessageLocked(c.Channel, c.TS)
 	return reply{"channel": c.Channel, "ts": c.TS}, ""
 }
 
@@ -364,26 +385,9 @@ func (s *Server) conversationsInfo(c *Call) (reply, string) {
 	return reply{"channel": reply{
 		"id": c.Channel, "name": ch.name, "is_channel": true, "is_private": ch.private,
 		"is_member": true, "is_archived": false, "created": 1700000000,
+		"topic":   reply{"value": ch.topic, "creator": "U0TOPIC", "last_set": 1700000000},
+		"purpose": reply{"value": ch.purpose, "creator": "U0TOPIC", "last_set": 1700000000},
 	}}, ""
-}
-
-// conversationsReplies answers with the thread's replies the fake has seen
-// posted (by the bot), oldest first. Messages the tests sent as events are
-// not in the fake's history.
-func (s *Server) conversationsReplies(c *Call) (reply, string) {
-	c.Channel = c.param("channel")
-	ts := c.param("ts")
-	if c.Channel == "" || ts == "" {
-		return nil, "invalid_arguments"
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	msgs := []reply{{"type": "message", "ts": ts, "thread_ts": ts}}
-	for _, r := range s.threads[c.Channel+"/"+ts] {
-		msgs = append(msgs, reply{"type": "message", "ts": r, "thread_ts": ts,
-			"user": s.cfg.id.UserID, "bot_id": s.cfg.id.BotID, "app_id": s.cfg.id.AppID})
-	}
-	return reply{"messages": msgs, "has_more": false}, ""
 }
 
 func (s *Server) usersInfo(c *Call) (reply, string) {
