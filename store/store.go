@@ -1,7 +1,8 @@
 // Package store keeps incidentbot's activity that must survive a restart:
 // the suggestions the bot made, the feedback votes it received, the replies
 // it posted, the claims replicas take so that work is done once, the weekly
-// digests it posted, and the inbox of events recorded before they were acked.
+// digests it posted, the inbox of events recorded before they were acked,
+// and the team cases people saved from their incident channels.
 //
 // The package holds the types, the Store interface and Buffered, a write
 // buffer that keeps event handling from waiting on a slow or failing store.
@@ -109,6 +110,23 @@ type InboxItem struct {
 	Received time.Time
 }
 
+// TeamCase is an incident case the team saved from Slack. The store keeps
+// the case as Incident Library JSON and does not read it: checking it is the
+// caller's job, and the library's when it loads it.
+type TeamCase struct {
+	ID      string // unique; the library gives team cases ids of their own ("team-...")
+	Case    []byte // the case as Incident Library JSON
+	Channel string // where it was captured
+	Private bool   // suggested and shown only in Channel
+	// CreatedBy and UpdatedBy are Slack user ids. A replace keeps the
+	// CreatedBy and CreatedAt the case was first saved with.
+	CreatedBy, UpdatedBy string
+	// CreatedAt and UpdatedAt are set from the store's clock when zero.
+	CreatedAt, UpdatedAt time.Time
+	// Version is set by the store: the TeamCasesVersion its put made.
+	Version int64
+}
+
 // Store keeps incidentbot's activity. Implementations are safe for
 // concurrent use, also by several processes sharing one database. Times are
 // returned in UTC with at least millisecond precision; empty lists come back
@@ -186,6 +204,24 @@ type Store interface {
 	// that old is no longer worth answering.
 	InboxPurge(ctx context.Context, before time.Time) (int64, error)
 
+	// PutTeamCase inserts c, or replaces the team case with its ID, and
+	// returns the row as stored, with its Version. Puts from several
+	// replicas at once all land. An empty ID or Case is rejected
+	// (ErrRejected).
+	PutTeamCase(ctx context.Context, c TeamCase) (TeamCase, error)
+	// TeamCase returns the team case with id; ok is false when there is none.
+	TeamCase(ctx context.Context, id string) (c TeamCase, ok bool, err error)
+	// TeamCases returns every team case, by ID.
+	TeamCases(ctx context.Context) ([]TeamCase, error)
+	// DeleteTeamCase deletes the team case with id and reports whether
+	// there was one.
+	DeleteTeamCase(ctx context.Context, id string) (bool, error)
+	// TeamCasesVersion is cheap to call and grows with every put and every
+	// delete that removed a case, so that a replica polling it knows when to
+	// read the team cases again. It is 0 before the first put. When it reads
+	// v, every put or delete that made a version up to v is visible.
+	TeamCasesVersion(ctx context.Context) (int64, error)
+
 	// Purge deletes the suggestions, feedback and replies older than before,
 	// the inbox events received before it, done or not, and every claim that
 	// has expired (an expired claim may be taken again, so deleting it
@@ -227,6 +263,14 @@ func (f Feedback) Clean() Feedback {
 	f.Channel, f.Message, f.User = CleanText(f.Channel), CleanText(f.Message), CleanText(f.User)
 	f.CaseID, f.Query = CleanText(f.CaseID), CleanText(f.Query)
 	return f
+}
+
+// Clean returns c with every text field passed through CleanText; the
+// stores keep team cases cleaned. Case is kept as it is: it is bytes.
+func (c TeamCase) Clean() TeamCase {
+	c.ID, c.Channel = CleanText(c.ID), CleanText(c.Channel)
+	c.CreatedBy, c.UpdatedBy = CleanText(c.CreatedBy), CleanText(c.UpdatedBy)
+	return c
 }
 
 func cleanList(l []string) []string {

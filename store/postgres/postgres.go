@@ -613,6 +613,117 @@ func (s *Store) inboxOrphans(ctx context.Context, owner string, lease time.Durat
 	return nilIfEmpty(out), nil
 }
 
+// PutTeamCase implements store.Store. Raising the version row first takes
+// its row lock, which orders the puts and deletes of every replica: each
+// raises the version once, and versions commit in order.
+func (s *Store) PutTeamCase(ctx context.Context, c store.TeamCase) (store.TeamCase, error) {
+	c = c.Clean()
+	now := s.now()
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = now
+	}
+	if c.UpdatedAt.IsZero() {
+		c.UpdatedAt = now
+	}
+	var out store.TeamCase
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var version int64
+		if err := tx.QueryRow(ctx, `UPDATE team_cases_version SET version = version + 1 WHERE one = 1 RETURNING version`).Scan(&version); err != nil {
+			return err
+		}
+		row := tx.QueryRow(ctx, `INSERT INTO team_cases
+			(id, body, channel, private, created_by, updated_by, created_at, updated_at, version)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (id) DO UPDATE SET
+				body = excluded.body, channel = excluded.channel, private = excluded.private,
+				updated_by = excluded.updated_by, updated_at = excluded.updated_at, version = excluded.version
+			RETURNING `+teamCaseColumns,
+			c.ID, bytea(c.Case), c.Channel, c.Private, c.CreatedBy, c.UpdatedBy, c.CreatedAt, c.UpdatedAt, version)
+		var err error
+		out, err = scanTeamCase(row)
+		return err
+	})
+	if err != nil {
+		return store.TeamCase{}, fmt.Errorf("put team case %s: %w", c.ID, rejected(err))
+	}
+	return out, nil
+}
+
+const teamCaseColumns = `id, body, channel, private, created_by, updated_by, created_at, updated_at, version`
+
+func scanTeamCase(row pgx.Row) (store.TeamCase, error) {
+	var c store.TeamCase
+	if err := row.Scan(&c.ID, &c.Case, &c.Channel, &c.Private, &c.CreatedBy, &c.UpdatedBy, &c.CreatedAt, &c.UpdatedAt, &c.Version); err != nil {
+		return store.TeamCase{}, err
+	}
+	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+	return c, nil
+}
+
+// TeamCase implements store.Store.
+func (s *Store) TeamCase(ctx context.Context, id string) (store.TeamCase, bool, error) {
+	c, err := scanTeamCase(s.pool.QueryRow(ctx, `SELECT `+teamCaseColumns+` FROM team_cases WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.TeamCase{}, false, nil
+	}
+	if err != nil {
+		return store.TeamCase{}, false, fmt.Errorf("get team case %s: %w", id, err)
+	}
+	return c, true, nil
+}
+
+// TeamCases implements store.Store.
+func (s *Store) TeamCases(ctx context.Context) ([]store.TeamCase, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+teamCaseColumns+` FROM team_cases ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list team cases: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.TeamCase, error) { return scanTeamCase(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list team cases: %w", err)
+	}
+	return nilIfEmpty(out), nil
+}
+
+// DeleteTeamCase implements store.Store. Like PutTeamCase it raises the
+// version row first, so that its version commits in order.
+func (s *Store) DeleteTeamCase(ctx context.Context, id string) (bool, error) {
+	var deleted bool
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE team_cases_version SET version = version + 1 WHERE one = 1`); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM team_cases WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		deleted = tag.RowsAffected() > 0
+		if !deleted {
+			return errNothing // roll the version back
+		}
+		return nil
+	})
+	if errors.Is(err, errNothing) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("delete team case %s: %w", id, err)
+	}
+	return deleted, nil
+}
+
+// errNothing rolls back a transaction that found nothing to do.
+var errNothing = errors.New("nothing to do")
+
+// TeamCasesVersion implements store.Store.
+func (s *Store) TeamCasesVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.pool.QueryRow(ctx, `SELECT version FROM team_cases_version WHERE one = 1`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read team cases version: %w", err)
+	}
+	return v, nil
+}
+
 // Purge implements store.Store.
 func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
 	now := s.now()

@@ -37,6 +37,14 @@ func TestContract(t *testing.T) {
 	})
 }
 
+func TestContractShared(t *testing.T) {
+	baseURL(t)
+	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
+		url := schema(t)
+		return open(t, url, postgres.WithNow(storetest.Clock(t).Now)), open(t, url, postgres.WithNow(storetest.Clock(t).Now))
+	})
+}
+
 // TestOpenRace starts two replicas at once on a fresh schema: both open,
 // and each migration is applied once.
 func TestOpenRace(t *testing.T) {

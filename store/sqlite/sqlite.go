@@ -643,6 +643,125 @@ func (s *Store) inboxOrphans(ctx context.Context, owner string, lease time.Durat
 	return out, nil
 }
 
+// PutTeamCase implements store.Store. Its transaction starts with BEGIN
+// IMMEDIATE, so puts and deletes, from this process or another, take turns
+// and each raises the version once.
+func (s *Store) PutTeamCase(ctx context.Context, c store.TeamCase) (store.TeamCase, error) {
+	c = c.Clean()
+	now := s.now()
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = now
+	}
+	if c.UpdatedAt.IsZero() {
+		c.UpdatedAt = now
+	}
+	var out store.TeamCase
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var version int64
+		if err := tx.QueryRowContext(ctx, `UPDATE team_cases_version SET version = version + 1 WHERE one = 1 RETURNING version`).Scan(&version); err != nil {
+			return err
+		}
+		row := tx.QueryRowContext(ctx, `INSERT INTO team_cases
+			(id, body, channel, private, created_by, updated_by, created_at, updated_at, version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET
+				body = excluded.body, channel = excluded.channel, private = excluded.private,
+				updated_by = excluded.updated_by, updated_at = excluded.updated_at, version = excluded.version
+			RETURNING `+teamCaseColumns,
+			c.ID, blob(c.Case), c.Channel, c.Private, c.CreatedBy, c.UpdatedBy, micros(c.CreatedAt), micros(c.UpdatedAt), version)
+		var err error
+		out, err = scanTeamCase(row.Scan)
+		return err
+	})
+	if err != nil {
+		return store.TeamCase{}, fmt.Errorf("put team case %s: %w", c.ID, rejected(err))
+	}
+	return out, nil
+}
+
+const teamCaseColumns = `id, body, channel, private, created_by, updated_by, created_at, updated_at, version`
+
+func scanTeamCase(scan func(...any) error) (store.TeamCase, error) {
+	var (
+		c                store.TeamCase
+		created, updated int64
+	)
+	if err := scan(&c.ID, &c.Case, &c.Channel, &c.Private, &c.CreatedBy, &c.UpdatedBy, &created, &updated, &c.Version); err != nil {
+		return store.TeamCase{}, err
+	}
+	c.CreatedAt, c.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return c, nil
+}
+
+// TeamCase implements store.Store.
+func (s *Store) TeamCase(ctx context.Context, id string) (store.TeamCase, bool, error) {
+	c, err := scanTeamCase(s.db.QueryRowContext(ctx, `SELECT `+teamCaseColumns+` FROM team_cases WHERE id = ?`, id).Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.TeamCase{}, false, nil
+	}
+	if err != nil {
+		return store.TeamCase{}, false, fmt.Errorf("get team case %s: %w", id, err)
+	}
+	return c, true, nil
+}
+
+// TeamCases implements store.Store.
+func (s *Store) TeamCases(ctx context.Context) ([]store.TeamCase, error) {
+	out, err := s.teamCases(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list team cases: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) teamCases(ctx context.Context) ([]store.TeamCase, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+teamCaseColumns+` FROM team_cases ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.TeamCase
+	for rows.Next() {
+		c, err := scanTeamCase(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// DeleteTeamCase implements store.Store.
+func (s *Store) DeleteTeamCase(ctx context.Context, id string) (bool, error) {
+	var deleted bool
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM team_cases WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return err
+		}
+		deleted = true
+		_, err = tx.ExecContext(ctx, `UPDATE team_cases_version SET version = version + 1 WHERE one = 1`)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete team case %s: %w", id, err)
+	}
+	return deleted, nil
+}
+
+// TeamCasesVersion implements store.Store.
+func (s *Store) TeamCasesVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.QueryRowContext(ctx, `SELECT version FROM team_cases_version WHERE one = 1`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read team cases version: %w", err)
+	}
+	return v, nil
+}
+
 // Purge implements store.Store.
 func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
 	b, now := micros(before), micros(s.now())

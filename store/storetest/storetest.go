@@ -94,6 +94,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PurgeInbox", testPurgeInbox},
 		{"InboxPurge", testInboxPurge},
 		{"Ping", testPing},
+		{"TeamCaseRoundTrip", testTeamCaseRoundTrip},
+		{"TeamCaseReplace", testTeamCaseReplace},
+		{"TeamCaseDelete", testTeamCaseDelete},
+		{"TeamCaseRejected", testTeamCaseRejected},
+		{"TeamCaseConcurrent", testTeamCaseConcurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
