@@ -185,6 +185,9 @@ type Result struct {
 	Terms      []string
 	TagScore   float64 // share of the query's tags the case carries, weighted by rarity (0 to 1)
 	TextScore  float64 // bleve's relevance score of the case's text (0 when only tags found it)
+	// Votes are the votes on the case for similar texts that moved it, as
+	// counted (each capped at VoteCap); zero when none did.
+	Votes Boost
 }
 
 // Answer is what the matcher says about a text.
@@ -208,11 +211,17 @@ const maxQueryWords = 80
 // confidence floor. Text that signals nothing (greetings, thanks, a resolved
 // notice) gets no results.
 func (m *Matcher) Match(ctx context.Context, text string, top int) (*Answer, error) {
+	return m.MatchWith(ctx, text, top, MatchOptions{})
+}
+
+// MatchWith is Match with what the caller adds to the text: the votes
+// cast on cases for similar texts.
+func (m *Matcher) MatchWith(ctx context.Context, text string, top int, opts MatchOptions) (*Answer, error) {
 	ans := &Answer{Lang: DetectLang(text)}
 	if top <= 0 || strings.TrimSpace(text) == "" || resolvedNotice.MatchString(text) {
 		return ans, nil
 	}
-	return m.rank(ctx, ans, text, Filters{}, top, true)
+	return m.rank(ctx, ans, text, Filters{}, top, true, boostsByCase(opts.Boosts))
 }
 
 // Rank returns the top cases most like text with no confidence floor: the
@@ -223,7 +232,7 @@ func (m *Matcher) Rank(ctx context.Context, text string, top int) (*Answer, erro
 	if top <= 0 || strings.TrimSpace(text) == "" {
 		return ans, nil
 	}
-	return m.rank(ctx, ans, text, Filters{}, top, false)
+	return m.rank(ctx, ans, text, Filters{}, top, false, nil)
 }
 
 // Search answers a lookup: free text with optional filters (see ParseQuery).
@@ -247,7 +256,7 @@ func (m *Matcher) Search(ctx context.Context, q string, top int) (*Answer, error
 		}
 		return m.list(ctx, ans, f, top)
 	}
-	return m.rank(ctx, ans, text, f, top, f.Empty())
+	return m.rank(ctx, ans, text, f, top, f.Empty(), nil)
 }
 
 func (m *Matcher) checkFilters(f Filters) error {

@@ -94,3 +94,18 @@ func splitQuoted(s string) []string {
 	}
 	return out
 }
+
+// MatchOptions are what a caller adds to a text it matches.
+type MatchOptions struct {
+	// Boosts are the votes people cast on cases for texts like this one
+	// (see Signature.Similar): they move a case that matched on its own up
+	// or down, within bounds, and never bring in one that did not.
+	Boosts []Boost
+}
+
+// Boost is the votes on one case for texts like the one matched.
+type Boost struct {
+	CaseID      string
+	Helpful     int
+	NotRelevant int
+}

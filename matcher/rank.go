@@ -416,7 +416,7 @@ func (w *Weights) Answers(sc *Scored, cands []Parts, scores []float64, top int, 
 	return n
 }
 
-func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters, top int, gate bool) (*Answer, error) {
+func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters, top int, gate bool, boosts map[string]Boost) (*Answer, error) {
 	sc, err := m.score(ctx, text, f)
 	if err != nil {
 		return nil, err
@@ -444,8 +444,28 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 	} else {
 		scores = w.Order(cands)
 	}
+	gated := gate && m.opts.Mode != TextOnly
+	if len(boosts) > 0 {
+		// Votes reorder only the cases that would be shown without them,
+		// however many: a vote never brings in a case that did not match.
+		n := len(cands)
+		if gated {
+			n = w.Answers(sc, cands, scores, len(cands), m.opts.Floor)
+		}
+		var floor float64
+		if gated {
+			floor = m.opts.Floor
+		}
+		cands, scores, votes := steer(cands[:n], scores[:n], boosts, floor)
+		for i := 0; i < min(top, len(cands)); i++ {
+			r := m.explain(cands[i], scores[i], sc, ans.Lang)
+			r.Votes = votes[i]
+			ans.Results = append(ans.Results, r)
+		}
+		return ans, nil
+	}
 	n := min(top, len(cands))
-	if gate && m.opts.Mode != TextOnly {
+	if gated {
 		n = w.Answers(sc, cands, scores, top, m.opts.Floor)
 	}
 	for i := 0; i < n; i++ {
