@@ -68,7 +68,10 @@ const (
 
 // Feedback is one person's vote on one case the bot suggested.
 type Feedback struct {
-	Time    time.Time
+	Time time.Time
+	// Team is the Slack workspace the vote was cast in: votes steer the
+	// ranking only in their own workspace.
+	Team    string
 	Channel string
 	Private bool
 	Message string // ts of the bot's reply that carried the buttons
@@ -88,7 +91,21 @@ type Reply struct {
 	ReplyTS string
 	Lang    string
 	CaseIDs []string
+	// Text is the text the reply answered, so that any replica can answer
+	// the reply's buttons.
+	Text    string
 	Updated time.Time
+}
+
+// Share is a private answer to the "Find similar incidents" shortcut,
+// kept until its "Share in thread" button is pressed, on any replica.
+type Share struct {
+	ID      string
+	Channel string
+	Thread  string
+	Private bool
+	Text    string // the message the answer is for
+	Created time.Time
 }
 
 // DigestRecord is the state of one weekly digest for one target.
@@ -145,6 +162,16 @@ type Store interface {
 	Feedback(ctx context.Context, from, to time.Time) ([]Feedback, error)
 	// CaseFeedback counts the current votes on a case.
 	CaseFeedback(ctx context.Context, caseID string) (helpful, notRelevant int, err error)
+	// Votes returns the current votes cast in team with Time at or after
+	// since, newest first, at most limit of them (none for limit zero or
+	// less).
+	Votes(ctx context.Context, team string, since time.Time, limit int) ([]Feedback, error)
+
+	// PutShare records a shortcut answer waiting to be shared; putting an
+	// ID again replaces it.
+	PutShare(ctx context.Context, sh Share) error
+	// GetShare returns the share with id; ok is false when there is none.
+	GetShare(ctx context.Context, id string) (sh Share, ok bool, err error)
 
 	// PutReply records or replaces the reply in (r.Channel, r.Thread).
 	PutReply(ctx context.Context, r Reply) error
@@ -222,7 +249,7 @@ type Store interface {
 	// v, every put or delete that made a version up to v is visible.
 	TeamCasesVersion(ctx context.Context) (int64, error)
 
-	// Purge deletes the suggestions, feedback and replies older than before,
+	// Purge deletes the suggestions, feedback, replies and shares older than before,
 	// the inbox events received before it, done or not, and every claim that
 	// has expired (an expired claim may be taken again, so deleting it
 	// changes nothing else). Digest records are kept: they are small and
@@ -260,7 +287,7 @@ func (s Suggestion) Clean() Suggestion {
 // Clean returns f with every text field passed through CleanText; the
 // stores record votes cleaned.
 func (f Feedback) Clean() Feedback {
-	f.Channel, f.Message, f.User = CleanText(f.Channel), CleanText(f.Message), CleanText(f.User)
+	f.Team, f.Channel, f.Message, f.User = CleanText(f.Team), CleanText(f.Channel), CleanText(f.Message), CleanText(f.User)
 	f.CaseID, f.Query = CleanText(f.CaseID), CleanText(f.Query)
 	return f
 }
@@ -271,6 +298,19 @@ func (c TeamCase) Clean() TeamCase {
 	c.ID, c.Channel = CleanText(c.ID), CleanText(c.Channel)
 	c.CreatedBy, c.UpdatedBy = CleanText(c.CreatedBy), CleanText(c.UpdatedBy)
 	return c
+}
+
+// Clean returns r with every text field passed through CleanText.
+func (r Reply) Clean() Reply {
+	r.Channel, r.Thread, r.ReplyTS, r.Lang, r.Text = CleanText(r.Channel), CleanText(r.Thread), CleanText(r.ReplyTS), CleanText(r.Lang), CleanText(r.Text)
+	r.CaseIDs = cleanList(r.CaseIDs)
+	return r
+}
+
+// Clean returns sh with every text field passed through CleanText.
+func (sh Share) Clean() Share {
+	sh.ID, sh.Channel, sh.Thread, sh.Text = CleanText(sh.ID), CleanText(sh.Channel), CleanText(sh.Thread), CleanText(sh.Text)
+	return sh
 }
 
 func cleanList(l []string) []string {

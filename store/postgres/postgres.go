@@ -292,12 +292,12 @@ func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error
 func (s *Store) RecordFeedback(ctx context.Context, f store.Feedback) (bool, error) {
 	f = f.Clean()
 	tag, err := s.pool.Exec(ctx, `INSERT INTO feedback
-		(channel, message, case_id, user_id, at, private, vote, query)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		(channel, message, case_id, user_id, at, private, vote, query, team)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (channel, message, case_id, user_id) DO UPDATE SET
-			at = excluded.at, private = excluded.private, vote = excluded.vote, query = excluded.query
+			at = excluded.at, private = excluded.private, vote = excluded.vote, query = excluded.query, team = excluded.team
 		WHERE feedback.vote <> excluded.vote`,
-		f.Channel, f.Message, f.CaseID, f.User, f.Time, f.Private, string(f.Vote), f.Query)
+		f.Channel, f.Message, f.CaseID, f.User, f.Time, f.Private, string(f.Vote), f.Query, f.Team)
 	if err != nil {
 		return false, fmt.Errorf("record feedback on %s: %w", f.CaseID, rejected(err))
 	}
@@ -347,24 +347,47 @@ func (s *Store) Suggestions(ctx context.Context, from, to time.Time) ([]store.Su
 
 // Feedback implements store.Store.
 func (s *Store) Feedback(ctx context.Context, from, to time.Time) ([]store.Feedback, error) {
-	rows, err := s.pool.Query(ctx, `SELECT at, channel, private, message, user_id, case_id, vote, query
+	rows, err := s.pool.Query(ctx, `SELECT at, team, channel, private, message, user_id, case_id, vote, query
 		FROM feedback WHERE at >= $1 AND at < $2 ORDER BY at, channel, message, case_id, user_id`, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("list feedback: %w", err)
 	}
+	out, err := collectFeedback(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list feedback: %w", err)
+	}
+	return out, nil
+}
+
+// Votes implements store.Store.
+func (s *Store) Votes(ctx context.Context, team string, since time.Time, limit int) ([]store.Feedback, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT at, team, channel, private, message, user_id, case_id, vote, query
+		FROM feedback WHERE team = $1 AND at >= $2 ORDER BY at DESC, channel, message, case_id, user_id LIMIT $3`,
+		team, since, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list votes: %w", err)
+	}
+	out, err := collectFeedback(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list votes: %w", err)
+	}
+	return out, nil
+}
+
+func collectFeedback(rows pgx.Rows) ([]store.Feedback, error) {
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Feedback, error) {
 		var (
 			f    store.Feedback
 			vote string
 		)
-		err := row.Scan(&f.Time, &f.Channel, &f.Private, &f.Message, &f.User, &f.CaseID, &vote, &f.Query)
+		err := row.Scan(&f.Time, &f.Team, &f.Channel, &f.Private, &f.Message, &f.User, &f.CaseID, &vote, &f.Query)
 		f.Time, f.Vote = f.Time.UTC(), store.Vote(vote)
 		return f, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("list feedback: %w", err)
-	}
-	return nilIfEmpty(out), nil
+	return nilIfEmpty(out), err
 }
 
 // CaseFeedback implements store.Store.
@@ -381,11 +404,13 @@ func (s *Store) CaseFeedback(ctx context.Context, caseID string) (helpful, notRe
 
 // PutReply implements store.Store.
 func (s *Store) PutReply(ctx context.Context, r store.Reply) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO replies (channel, thread, reply_ts, lang, case_ids, updated)
-		VALUES ($1, $2, $3, $4, $5, $6)
+	r = r.Clean()
+	_, err := s.pool.Exec(ctx, `INSERT INTO replies (channel, thread, reply_ts, lang, case_ids, text, updated)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (channel, thread) DO UPDATE SET
-			reply_ts = excluded.reply_ts, lang = excluded.lang, case_ids = excluded.case_ids, updated = excluded.updated`,
-		r.Channel, r.Thread, r.ReplyTS, r.Lang, array(r.CaseIDs), r.Updated)
+			reply_ts = excluded.reply_ts, lang = excluded.lang, case_ids = excluded.case_ids, text = excluded.text,
+			updated = excluded.updated`,
+		r.Channel, r.Thread, r.ReplyTS, r.Lang, array(r.CaseIDs), r.Text, r.Updated)
 	if err != nil {
 		return fmt.Errorf("put reply in %s/%s: %w", r.Channel, r.Thread, err)
 	}
@@ -395,8 +420,8 @@ func (s *Store) PutReply(ctx context.Context, r store.Reply) error {
 // GetReply implements store.Store.
 func (s *Store) GetReply(ctx context.Context, channel, thread string) (store.Reply, bool, error) {
 	r := store.Reply{Channel: channel, Thread: thread}
-	err := s.pool.QueryRow(ctx, `SELECT reply_ts, lang, case_ids, updated FROM replies WHERE channel = $1 AND thread = $2`,
-		channel, thread).Scan(&r.ReplyTS, &r.Lang, &r.CaseIDs, &r.Updated)
+	err := s.pool.QueryRow(ctx, `SELECT reply_ts, lang, case_ids, text, updated FROM replies WHERE channel = $1 AND thread = $2`,
+		channel, thread).Scan(&r.ReplyTS, &r.Lang, &r.CaseIDs, &r.Text, &r.Updated)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Reply{}, false, nil
 	}
@@ -405,6 +430,35 @@ func (s *Store) GetReply(ctx context.Context, channel, thread string) (store.Rep
 	}
 	r.CaseIDs, r.Updated = nilIfEmpty(r.CaseIDs), r.Updated.UTC()
 	return r, true, nil
+}
+
+// PutShare implements store.Store.
+func (s *Store) PutShare(ctx context.Context, sh store.Share) error {
+	sh = sh.Clean()
+	_, err := s.pool.Exec(ctx, `INSERT INTO shares (id, channel, thread, private, text, created)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, thread = excluded.thread,
+			private = excluded.private, text = excluded.text, created = excluded.created`,
+		sh.ID, sh.Channel, sh.Thread, sh.Private, sh.Text, sh.Created)
+	if err != nil {
+		return fmt.Errorf("put share %s: %w", sh.ID, rejected(err))
+	}
+	return nil
+}
+
+// GetShare implements store.Store.
+func (s *Store) GetShare(ctx context.Context, id string) (store.Share, bool, error) {
+	sh := store.Share{ID: id}
+	err := s.pool.QueryRow(ctx, `SELECT channel, thread, private, text, created FROM shares WHERE id = $1`, id).
+		Scan(&sh.Channel, &sh.Thread, &sh.Private, &sh.Text, &sh.Created)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Share{}, false, nil
+	}
+	if err != nil {
+		return store.Share{}, false, fmt.Errorf("get share %s: %w", id, err)
+	}
+	sh.Created = sh.Created.UTC()
+	return sh, true, nil
 }
 
 // ClaimReply implements store.Store.
@@ -736,6 +790,7 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
 			{`DELETE FROM suggestions WHERE at < $1`, before},
 			{`DELETE FROM feedback WHERE at < $1`, before},
 			{`DELETE FROM replies WHERE updated < $1`, before},
+			{`DELETE FROM shares WHERE created < $1`, before},
 			{`DELETE FROM inbox WHERE received < $1`, before},
 			{`DELETE FROM reply_claims WHERE expires_at <= $1`, now},
 			{`DELETE FROM claims WHERE expires_at <= $1`, now},

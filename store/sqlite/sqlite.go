@@ -307,12 +307,12 @@ func (s *Store) RecordSuggestion(ctx context.Context, sg store.Suggestion) error
 func (s *Store) RecordFeedback(ctx context.Context, f store.Feedback) (bool, error) {
 	f = f.Clean()
 	res, err := s.db.ExecContext(ctx, `INSERT INTO feedback
-		(channel, message, case_id, user_id, at, private, vote, query)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		(channel, message, case_id, user_id, at, private, vote, query, team)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (channel, message, case_id, user_id) DO UPDATE SET
-			at = excluded.at, private = excluded.private, vote = excluded.vote, query = excluded.query
+			at = excluded.at, private = excluded.private, vote = excluded.vote, query = excluded.query, team = excluded.team
 		WHERE feedback.vote <> excluded.vote`,
-		f.Channel, f.Message, f.CaseID, f.User, micros(f.Time), f.Private, string(f.Vote), f.Query)
+		f.Channel, f.Message, f.CaseID, f.User, micros(f.Time), f.Private, string(f.Vote), f.Query, f.Team)
 	if err != nil {
 		return false, fmt.Errorf("record feedback on %s: %w", f.CaseID, rejected(err))
 	}
@@ -377,11 +377,33 @@ func (s *Store) Feedback(ctx context.Context, from, to time.Time) ([]store.Feedb
 }
 
 func (s *Store) feedback(ctx context.Context, from, to time.Time) ([]store.Feedback, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT at, channel, private, message, user_id, case_id, vote, query
+	rows, err := s.db.QueryContext(ctx, `SELECT at, team, channel, private, message, user_id, case_id, vote, query
 		FROM feedback WHERE at >= ? AND at < ? ORDER BY at, channel, message, case_id, user_id`, micros(from), micros(to))
 	if err != nil {
 		return nil, err
 	}
+	return scanFeedback(rows)
+}
+
+// Votes implements store.Store.
+func (s *Store) Votes(ctx context.Context, team string, since time.Time, limit int) ([]store.Feedback, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT at, team, channel, private, message, user_id, case_id, vote, query
+		FROM feedback WHERE team = ? AND at >= ? ORDER BY at DESC, channel, message, case_id, user_id LIMIT ?`,
+		team, micros(since), limit)
+	if err != nil {
+		return nil, fmt.Errorf("list votes: %w", err)
+	}
+	out, err := scanFeedback(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list votes: %w", err)
+	}
+	return out, nil
+}
+
+func scanFeedback(rows *sql.Rows) ([]store.Feedback, error) {
 	defer rows.Close()
 	var out []store.Feedback
 	for rows.Next() {
@@ -390,7 +412,7 @@ func (s *Store) feedback(ctx context.Context, from, to time.Time) ([]store.Feedb
 			at   int64
 			vote string
 		)
-		if err := rows.Scan(&at, &f.Channel, &f.Private, &f.Message, &f.User, &f.CaseID, &vote, &f.Query); err != nil {
+		if err := rows.Scan(&at, &f.Team, &f.Channel, &f.Private, &f.Message, &f.User, &f.CaseID, &vote, &f.Query); err != nil {
 			return nil, err
 		}
 		f.Time, f.Vote = fromMicros(at), store.Vote(vote)
@@ -413,15 +435,17 @@ func (s *Store) CaseFeedback(ctx context.Context, caseID string) (helpful, notRe
 
 // PutReply implements store.Store.
 func (s *Store) PutReply(ctx context.Context, r store.Reply) error {
+	r = r.Clean()
 	caseIDs, err := jsonList(r.CaseIDs)
 	if err != nil {
 		return fmt.Errorf("put reply in %s/%s: %w", r.Channel, r.Thread, err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO replies (channel, thread, reply_ts, lang, case_ids, updated)
-		VALUES (?, ?, ?, ?, ?, ?)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO replies (channel, thread, reply_ts, lang, case_ids, text, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (channel, thread) DO UPDATE SET
-			reply_ts = excluded.reply_ts, lang = excluded.lang, case_ids = excluded.case_ids, updated = excluded.updated`,
-		r.Channel, r.Thread, r.ReplyTS, r.Lang, caseIDs, micros(r.Updated))
+			reply_ts = excluded.reply_ts, lang = excluded.lang, case_ids = excluded.case_ids, text = excluded.text,
+			updated = excluded.updated`,
+		r.Channel, r.Thread, r.ReplyTS, r.Lang, caseIDs, r.Text, micros(r.Updated))
 	if err != nil {
 		return fmt.Errorf("put reply in %s/%s: %w", r.Channel, r.Thread, err)
 	}
@@ -435,8 +459,8 @@ func (s *Store) GetReply(ctx context.Context, channel, thread string) (store.Rep
 		caseIDs string
 		updated int64
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT reply_ts, lang, case_ids, updated FROM replies WHERE channel = ? AND thread = ?`,
-		channel, thread).Scan(&r.ReplyTS, &r.Lang, &caseIDs, &updated)
+	err := s.db.QueryRowContext(ctx, `SELECT reply_ts, lang, case_ids, text, updated FROM replies WHERE channel = ? AND thread = ?`,
+		channel, thread).Scan(&r.ReplyTS, &r.Lang, &caseIDs, &r.Text, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Reply{}, false, nil
 	}
@@ -448,6 +472,36 @@ func (s *Store) GetReply(ctx context.Context, channel, thread string) (store.Rep
 	}
 	r.Updated = fromMicros(updated)
 	return r, true, nil
+}
+
+// PutShare implements store.Store.
+func (s *Store) PutShare(ctx context.Context, sh store.Share) error {
+	sh = sh.Clean()
+	_, err := s.db.ExecContext(ctx, `INSERT INTO shares (id, channel, thread, private, text, created)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, thread = excluded.thread,
+			private = excluded.private, text = excluded.text, created = excluded.created`,
+		sh.ID, sh.Channel, sh.Thread, sh.Private, sh.Text, micros(sh.Created))
+	if err != nil {
+		return fmt.Errorf("put share %s: %w", sh.ID, rejected(err))
+	}
+	return nil
+}
+
+// GetShare implements store.Store.
+func (s *Store) GetShare(ctx context.Context, id string) (store.Share, bool, error) {
+	sh := store.Share{ID: id}
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT channel, thread, private, text, created FROM shares WHERE id = ?`, id).
+		Scan(&sh.Channel, &sh.Thread, &sh.Private, &sh.Text, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Share{}, false, nil
+	}
+	if err != nil {
+		return store.Share{}, false, fmt.Errorf("get share %s: %w", id, err)
+	}
+	sh.Created = fromMicros(created)
+	return sh, true, nil
 }
 
 // ClaimReply implements store.Store.
@@ -774,6 +828,7 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
 			{`DELETE FROM suggestions WHERE at < ?`, []any{b}},
 			{`DELETE FROM feedback WHERE at < ?`, []any{b}},
 			{`DELETE FROM replies WHERE updated < ?`, []any{b}},
+			{`DELETE FROM shares WHERE created < ?`, []any{b}},
 			{`DELETE FROM inbox WHERE received < ?`, []any{b}},
 			{`DELETE FROM reply_claims WHERE expires_at <= ?`, []any{now}},
 			{`DELETE FROM claims WHERE expires_at <= ?`, []any{now}},

@@ -73,6 +73,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FeedbackConcurrent", testFeedbackConcurrent},
 		{"FeedbackRange", testFeedbackRange},
 		{"FeedbackInvalidVote", testFeedbackInvalidVote},
+		{"Votes", testVotes},
+		{"Share", testShare},
 		{"TextNotUTF8", testTextNotUTF8},
 		{"Reply", testReply},
 		{"ClaimReply", testClaimReply},
@@ -415,10 +417,12 @@ func testReply(t *testing.T, s store.Store) {
 	if _, ok, err := s.GetReply(ctx, "C1", "1.1"); err != nil || ok {
 		t.Fatalf("GetReply before any reply = ok %v, err %v; want false, nil", ok, err)
 	}
-	r := store.Reply{Channel: "C1", Thread: "1.1", ReplyTS: "1.2", Lang: "en", CaseIDs: []string{"pg", "lb"}, Updated: at(10)}
+	r := store.Reply{Channel: "C1", Thread: "1.1", ReplyTS: "1.2", Lang: "en", CaseIDs: []string{"pg", "lb"}, Updated: at(10),
+		Text: "[FIRING:1] 결제 API 응답 지연\x00\xff p99 3200ms"}
 	if err := s.PutReply(ctx, r); err != nil {
 		t.Fatalf("PutReply: %v", err)
 	}
+	r.Text = "[FIRING:1] 결제 API 응답 지연\uFFFD p99 3200ms" // kept as CleanText makes it
 	other := store.Reply{Channel: "C1", Thread: "2.1", ReplyTS: "2.2", Lang: "ko", Updated: at(11)}
 	if err := s.PutReply(ctx, other); err != nil {
 		t.Fatalf("PutReply: %v", err)
@@ -433,11 +437,84 @@ func testReply(t *testing.T, s store.Store) {
 	}
 	check(r)
 	check(other)
-	r.ReplyTS, r.Lang, r.CaseIDs, r.Updated = "1.3", "ko", []string{"dns"}, at(20)
+	r.ReplyTS, r.Lang, r.CaseIDs, r.Updated, r.Text = "1.3", "ko", []string{"dns"}, at(20), "the thread so far"
 	if err := s.PutReply(ctx, r); err != nil {
 		t.Fatalf("PutReply again: %v", err)
 	}
 	check(r)
+}
+
+// testVotes: a workspace's votes come back newest first, only its own,
+// only since the given time, at most the limit, each vote as it is now.
+func testVotes(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if got, err := s.Votes(ctx, "T1", at(0), 10); err != nil || got != nil {
+		t.Fatalf("Votes with none recorded = %+v, %v; want nil, nil", got, err)
+	}
+	var want []store.Feedback
+	for i, user := range []string{"U1", "U2", "U3", "U4"} {
+		f := vote(user, "pg", store.Helpful, 10*(i+1))
+		f.Team = "T1"
+		record(t, s, f)
+		f.Time = f.Time.UTC()
+		want = append([]store.Feedback{f}, want...)
+	}
+	other := vote("U9", "pg", store.NotRelevant, 25)
+	other.Team = "T2"
+	record(t, s, other)
+	none := vote("U8", "pg", store.NotRelevant, 26) // recorded without a workspace
+	record(t, s, none)
+
+	got, err := s.Votes(ctx, "T1", at(0), 10)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Votes(T1) = %+v, %v; want the four T1 votes newest first %+v", got, err, want)
+	}
+	if got, err := s.Votes(ctx, "T1", at(0), 2); err != nil || !reflect.DeepEqual(got, want[:2]) {
+		t.Errorf("Votes(T1, limit 2) = %+v, %v; want the newest two", got, err)
+	}
+	if got, err := s.Votes(ctx, "T1", at(30), 10); err != nil || !reflect.DeepEqual(got, want[:2]) {
+		t.Errorf("Votes(T1, since 30ms) = %+v, %v; want the two cast at or after it", got, err)
+	}
+	if got, err := s.Votes(ctx, "T1", at(0), 0); err != nil || got != nil {
+		t.Errorf("Votes with limit 0 = %+v, %v; want nil, nil", got, err)
+	}
+	if got, err := s.Votes(ctx, "T2", at(0), 10); err != nil || len(got) != 1 || got[0].User != "U9" || got[0].Team != "T2" {
+		t.Errorf("Votes(T2) = %+v, %v; want only U9's vote", got, err)
+	}
+	// A vote changed is one vote, as it is now.
+	changed := vote("U1", "pg", store.NotRelevant, 50)
+	changed.Team = "T1"
+	record(t, s, changed)
+	got, err = s.Votes(ctx, "T1", at(0), 10)
+	if err != nil || len(got) != 4 || got[0].User != "U1" || got[0].Vote != store.NotRelevant {
+		t.Errorf("Votes(T1) after U1 changed their vote = %+v, %v; want four votes, U1's not relevant first", got, err)
+	}
+}
+
+// testShare: a share is read back as it was put, replaced by a put with
+// its id, and missing ids are not an error.
+func testShare(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if _, ok, err := s.GetShare(ctx, "nope"); err != nil || ok {
+		t.Fatalf("GetShare of a missing id = %v, %v; want false, nil", ok, err)
+	}
+	sh := store.Share{ID: "a1b2", Channel: "C1", Thread: "1.1", Private: true, Text: "결제 API 지연\x00", Created: at(5)}
+	if err := s.PutShare(ctx, sh); err != nil {
+		t.Fatalf("PutShare: %v", err)
+	}
+	got, ok, err := s.GetShare(ctx, "a1b2")
+	want := sh
+	want.Text, want.Created = "결제 API 지연", sh.Created.UTC()
+	if err != nil || !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("GetShare = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+	sh.Private, sh.Text = false, "replaced"
+	if err := s.PutShare(ctx, sh); err != nil {
+		t.Fatalf("PutShare again: %v", err)
+	}
+	if got, _, err := s.GetShare(ctx, "a1b2"); err != nil || got.Text != "replaced" || got.Private {
+		t.Errorf("GetShare after a replace = %+v, %v", got, err)
+	}
 }
 
 func claimReply(t *testing.T, s store.Store, owner string, ttl time.Duration) bool {
@@ -931,6 +1008,11 @@ func testPurge(t *testing.T, s store.Store) {
 			t.Fatalf("PutReply: %v", err)
 		}
 	}
+	for id, created := range map[string]time.Time{"old": old, "kept": kept} {
+		if err := s.PutShare(ctx, store.Share{ID: id, Channel: "C1", Thread: "1.1", Text: "t", Created: created}); err != nil {
+			t.Fatalf("PutShare: %v", err)
+		}
+	}
 	// Claims on "expired" expire before the purge; those on "live" do not.
 	for _, key := range []string{"expired", "live"} {
 		if ok, err := s.Claim(ctx, key, "a", time.Minute); err != nil || !ok {
@@ -956,9 +1038,15 @@ func testPurge(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatalf("Purge: %v", err)
 	}
-	// One old suggestion, vote and reply; the expired claim and reply claim.
-	if n != 5 {
-		t.Errorf("Purge deleted %d rows, want 5", n)
+	// One old suggestion, vote, reply and share; the expired claim and
+	// reply claim.
+	if n != 6 {
+		t.Errorf("Purge deleted %d rows, want 6", n)
+	}
+	for id, want := range map[string]bool{"old": false, "kept": true} {
+		if _, ok, err := s.GetShare(ctx, id); err != nil || ok != want {
+			t.Errorf("GetShare(%s) after Purge = %v, %v; want %v", id, ok, err, want)
+		}
 	}
 	if got := keys(mustSuggestions(t, s, at(-1e6), at(1e6))); !reflect.DeepEqual(got, []string{"kept"}) {
 		t.Errorf("suggestions after Purge: %q, want [kept]", got)
