@@ -177,11 +177,12 @@ type Server struct {
 	envs     map[string]*envelope
 	pending  []*envelope // waiting for a connection
 
-	history  map[string][]map[string]any // channel -> messages, oldest first
-	pins     map[string][]string         // channel -> ts of pinned messages
-	groups   map[string][]string         // user group id -> members
-	triggers map[string]*trigger         // trigger_id -> when it was issued
-	views    map[string]map[string]any   // view id -> the view
+	history   map[string][]map[string]any // channel -> messages, oldest first
+	pins      map[string][]string         // channel -> ts of pinned messages
+	groups    map[string][]string         // user group id -> members
+	triggers  map[string]*trigger         // trigger_id -> when it was issued
+	views     map[string]map[string]any   // view id -> the view
+	viewOrder []string                    // view ids, oldest first
 }
 
 type channel struct {

@@ -1,6 +1,7 @@
 package slackfake
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -41,6 +42,30 @@ func (s *Server) View(id string) map[string]any {
 		return clone(v)
 	}
 	return nil
+}
+
+// ViewIDs returns the ids of the views opened so far, oldest first.
+func (s *Server) ViewIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.viewOrder)
+}
+
+// WaitView waits for a view for which match returns true, given the view
+// as it is now and its place among the views opened (0 for the first), and
+// returns it. match must not call the Server.
+func (s *Server) WaitView(ctx context.Context, match func(i int, v map[string]any) bool) (map[string]any, error) {
+	var found map[string]any
+	err := s.wait(ctx, func() bool {
+		for i, id := range s.viewOrder {
+			if v := s.views[id]; match(i, v) {
+				found = clone(v)
+				return true
+			}
+		}
+		return false
+	})
+	return found, err
 }
 
 // clone deep-copies JSON-shaped data.
@@ -128,6 +153,9 @@ func (s *Server) storeViewLocked(id string, view map[string]any) map[string]any 
 		if _, ok := v[k]; !ok {
 			v[k] = ""
 		}
+	}
+	if _, ok := s.views[id]; !ok {
+		s.viewOrder = append(s.viewOrder, id)
 	}
 	s.views[id] = v
 	s.notifyLocked()
