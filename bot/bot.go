@@ -98,6 +98,17 @@ type Options struct {
 	CheckEvery time.Duration   // default 5s
 	State      State           // shared state; in memory when nil
 	Taxonomy   *cases.Taxonomy // tag labels; the default taxonomy when nil
+	// TeamCases, when set, lets people capture incidents as team cases
+	// (/incidents capture, the "Save as incident case" shortcut) and edit
+	// and delete them; a team case captured in a private channel is then
+	// suggested only there.
+	TeamCases TeamCases
+	// RefreshLibrary is called after a team case is saved or deleted, so
+	// that this replica's library has the change at once.
+	RefreshLibrary func(ctx context.Context) error
+	// AdminGroup is the id of the Slack user group whose members may delete
+	// any team case (others only those they captured).
+	AdminGroup string
 	// PublicURL is where the library page is served (incidentbot serve or
 	// run --api-addr); when set, each suggested case links to its page there.
 	PublicURL string
@@ -186,6 +197,8 @@ type Bot struct {
 	post   *poster
 
 	userID, botID string // ours, from auth.test
+	team          string // the workspace's name, from auth.test
+	scopes        scopeCache
 	appID         atomic.Value
 
 	connected      atomic.Bool
@@ -285,7 +298,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("auth.test: %w: Slack answered but not as expected; check SLACK_API_URL if set, else try again", err)
 	}
-	b.userID, b.botID = auth.UserID, auth.BotID
+	b.userID, b.botID, b.team = auth.UserID, auth.BotID, auth.Team
 	b.log.Info("connected to slack web api", "team", auth.Team, "bot_user", auth.UserID, "bot_id", auth.BotID)
 
 	b.client = socketmode.New(b.api)

@@ -60,12 +60,16 @@ func (b *Bot) onSlashCommand(ctx context.Context, req *socketmode.Request) {
 		defer timer.Stop()
 		select {
 		case payload := <-done:
+			if payload == nil {
+				b.ack(ctx, req, nil) // answered otherwise (a modal)
+				return
+			}
 			b.ack(ctx, req, payload)
 		case <-timer.C:
 			lang := b.langOf(cmd.Text, matcher.DetectLang(cmd.Text))
 			b.ack(ctx, req, ephemeralPayload(renderText(say(lang, "searching"))))
 			payload := <-done
-			if cmd.ResponseURL != "" {
+			if payload != nil && cmd.ResponseURL != "" {
 				blocks, _ := payload["blocks"].([]slack.Block)
 				text, _ := payload["text"].(string)
 				if err := b.post.respond(actx, cmd.ResponseURL, blocks, text); err != nil {
@@ -90,7 +94,7 @@ func (b *Bot) slashAnswer(ctx context.Context, cmd slack.SlashCommand) map[strin
 		if rest == "" {
 			return ephemeralPayload(renderText(helpText(lang, "similar")))
 		}
-		ans, err := b.match(ctx, rest, b.opts.Top)
+		ans, err := b.match(ctx, cmd.ChannelID, rest, b.opts.Top)
 		if err != nil {
 			b.log.Error("slash similar failed", "err", err)
 			return ephemeralPayload(renderText(say(lang, "error")))
@@ -101,25 +105,21 @@ func (b *Bot) slashAnswer(ctx context.Context, cmd slack.SlashCommand) map[strin
 		if rest == "" {
 			return ephemeralPayload(renderText(helpText(lang, "search")))
 		}
-		ans, err := b.searcher().Search(ctx, rest, b.opts.Top)
+		ans, err := b.searcher().Search(ctx, rest, b.opts.Top+hiddenSlack)
 		if err != nil {
 			// Filter mistakes come back as errors that say what to write.
 			return ephemeralPayload(renderText(":warning: " + escape(err.Error())))
 		}
+		ans = b.visible(ctx, cmd.ChannelID, ans, b.opts.Top)
 		return b.resultsPayload(ans, lang)
 	case "show", "보기":
 		id := strings.Fields(rest)
 		if len(id) == 0 {
 			return ephemeralPayload(renderText(helpText(lang, "show")))
 		}
-		c, ok := b.searcher().Case(id[0])
-		if !ok {
-			return ephemeralPayload(renderText(say(lang, "unknown_case", id[0])))
-		}
-		if len(id) > 1 && (id[1] == "ko" || id[1] == "en") {
-			lang = cases.Lang(id[1])
-		}
-		return fitPayload(ephemeralPayload(renderCase(c, b.opts.Taxonomy, lang)))
+		return b.showPayload(ctx, cmd, id, lang)
+	case "capture", "기록", "저장":
+		return b.capturePayload(ctx, cmd, lang)
 	case "digest", "다이제스트":
 		return b.digestPayload(ctx, cmd.ChannelID, lang)
 	case "help", "도움말", "":
@@ -127,6 +127,64 @@ func (b *Bot) slashAnswer(ctx context.Context, cmd slack.SlashCommand) map[strin
 	default:
 		return ephemeralPayload(renderText(say(lang, "unknown_sub", escape(sub)) + "\n\n" + helpText(lang, "")))
 	}
+}
+
+// showPayload shows one case in full; a team case comes with Edit and
+// Delete buttons, and one captured in a private channel only there.
+func (b *Bot) showPayload(ctx context.Context, cmd slack.SlashCommand, id []string, lang cases.Lang) map[string]any {
+	c, ok := b.searcher().Case(id[0])
+	team := false
+	if b.opts.TeamCases != nil && strings.HasPrefix(id[0], TeamCasePrefix) {
+		_, tc, found, err := b.teamCase(ctx, id[0])
+		switch {
+		case err != nil:
+			b.log.Warn("reading a team case failed", "case_id", id[0], "err", err)
+			if ok {
+				ok = b.visibleIn(ctx, cmd.ChannelID, id[0])
+			}
+		case found:
+			c, ok, team = tc, true, true
+		}
+	}
+	if !ok || !b.visibleIn(ctx, cmd.ChannelID, id[0]) {
+		return ephemeralPayload(renderText(say(lang, "unknown_case", id[0])))
+	}
+	if len(id) > 1 && (id[1] == "ko" || id[1] == "en") {
+		lang = cases.Lang(id[1])
+	}
+	blocks, fallback := renderCase(c, b.opts.Taxonomy, lang)
+	if team {
+		blocks = append(blocks, teamCaseActions(c.ID, lang))
+	}
+	p := fitPayload(ephemeralPayload(blocks, fallback))
+	if team {
+		// The buttons are what the user came for: keep them when the case
+		// had to be cut to fit.
+		if bs, _ := p["blocks"].([]slack.Block); len(bs) < len(blocks) {
+			p["blocks"] = append(bs[:len(bs)-1:len(bs)-1], teamCaseActions(c.ID, lang))
+		}
+	}
+	return p
+}
+
+// capturePayload starts a capture from /incidents capture: the loading
+// modal opens within the trigger window, and the draft follows. It
+// returns nil when the modal is the answer.
+func (b *Bot) capturePayload(ctx context.Context, cmd slack.SlashCommand, lang cases.Lang) map[string]any {
+	if b.opts.TeamCases == nil {
+		return ephemeralPayload(renderText(sayCapture(lang, "not_set")))
+	}
+	v, err := b.openLoading(ctx, cmd.TriggerID)
+	if err != nil {
+		b.log.Warn("capture: opening the modal failed", "channel", cmd.ChannelID, "err", err)
+		return ephemeralPayload(renderText(sayCapture(lang, "expired")))
+	}
+	b.goCapture(func(ctx context.Context) { b.fillCapture(ctx, v, cmd.ChannelID, "") }, func() {
+		wctx, cancel := context.WithTimeout(context.Background(), viewOpenTimeout)
+		defer cancel()
+		_, _ = b.api.UpdateViewContext(wctx, messageView(lang, say(lang, "busy")), "", v.Hash, v.ID)
+	})
+	return nil
 }
 
 func (b *Bot) resultsPayload(ans *matcher.Answer, lang cases.Lang) map[string]any {

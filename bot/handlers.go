@@ -266,7 +266,7 @@ func (b *Bot) sweepOrphans(ctx context.Context) {
 					b.inboxDone(it.Key)
 					continue
 				}
-				b.queueInteraction(&in, it.Key)
+				b.queueInteraction(&in, it.Key, true)
 			default:
 				var cb callback
 				if json.Unmarshal(it.Payload, &cb) != nil {
@@ -427,19 +427,31 @@ type answer struct {
 	user            string // who asked, for a mention
 }
 
-// match runs the searcher, timing it.
-func (b *Bot) match(ctx context.Context, text string, top int) (*matcher.Answer, error) {
+// match runs the searcher for text seen in channel, timing it; team cases
+// that may not be shown there are left out.
+func (b *Bot) match(ctx context.Context, channel, text string, top int) (*matcher.Answer, error) {
 	start := time.Now()
-	ans, err := b.searcher().Match(ctx, text, top)
+	want := top
+	if b.opts.TeamCases != nil {
+		want = top + hiddenSlack
+	}
+	ans, err := b.searcher().Match(ctx, text, want)
 	b.m.matchTime.Observe(time.Since(start).Seconds())
-	return ans, err
+	if err != nil {
+		return ans, err
+	}
+	return b.visible(ctx, channel, ans, top), nil
 }
+
+// hiddenSlack is how many more cases are asked for than are shown, so that
+// leaving out private team cases still leaves enough to show.
+const hiddenSlack = 5
 
 // answerThread matches a thread's text and keeps one reply per thread:
 // it posts the first reply, and later updates it only when the best
 // matches change.
 func (b *Bot) answerThread(ctx context.Context, a answer) {
-	ans, err := b.match(ctx, a.text, b.opts.Top)
+	ans, err := b.match(ctx, a.channel, a.text, b.opts.Top)
 	if err != nil {
 		b.log.Error("match failed", "channel", a.channel, "err", err)
 		return

@@ -60,6 +60,11 @@ func (b *Bot) onInteractive(ctx context.Context, req *socketmode.Request) {
 		b.log.Warn("interactive payload not understood", "envelope_id", req.EnvelopeID, "err", err)
 		return
 	}
+	if in.Type == "view_submission" {
+		// Answered in the ack itself, after the save: nothing to record.
+		b.onViewSubmission(ctx, req)
+		return
+	}
 	key := ""
 	if in.TriggerID != "" {
 		key = "ia:" + in.TriggerID
@@ -71,7 +76,7 @@ func (b *Bot) onInteractive(ctx context.Context, req *socketmode.Request) {
 	}
 	b.recordThenAck(ctx, req, key, kindInteractive, record, func(fresh bool) {
 		if fresh {
-			b.queueInteraction(&in, key)
+			b.queueInteraction(&in, key, false)
 		}
 	})
 }
@@ -83,8 +88,11 @@ const (
 )
 
 // queueInteraction queues the work for an interaction; key is its inbox key
-// ("" without one).
-func (b *Bot) queueInteraction(in *interaction, key string) {
+// ("" without one), and orphan is set for one taken over from a stopped
+// replica. Work that opens a modal runs at once instead: its trigger_id
+// lasts only seconds, too short to wait in a queue, and is stale in an
+// orphan.
+func (b *Bot) queueInteraction(in *interaction, key string, orphan bool) {
 	channel := in.Channel.ID
 	if channel == "" {
 		channel = in.Container.ChannelID
@@ -95,6 +103,13 @@ func (b *Bot) queueInteraction(in *interaction, key string) {
 		if thread == "" {
 			thread = in.Message.TS
 		}
+	}
+	if run := b.captureWork(in, channel, thread, orphan); run != nil {
+		b.goCapture(func(ctx context.Context) {
+			defer b.inboxDone(key)
+			run(ctx)
+		}, func() { b.inboxDone(key) })
+		return
 	}
 	j := job{shard: channel + ":" + thread, inbox: key}
 	var handle func(ctx context.Context)
@@ -122,7 +137,7 @@ func (b *Bot) onShortcut(ctx context.Context, in *interaction, channel string) {
 		return
 	}
 	text := in.Message.fullText()
-	ans, err := b.match(ctx, text, b.opts.Top)
+	ans, err := b.match(ctx, channel, text, b.opts.Top)
 	if err != nil {
 		b.log.Error("shortcut match failed", "err", err)
 		return
@@ -236,7 +251,7 @@ func (b *Bot) onShowMore(ctx context.Context, in *interaction, channel, thread s
 		_ = b.post.ephemeral(ctx, channel, in.User.ID, thread, blocks, fallback)
 		return
 	}
-	ans, err := b.match(ctx, th.text, b.opts.Top*3)
+	ans, err := b.match(ctx, channel, th.text, b.opts.Top*3)
 	if err != nil {
 		b.log.Error("show more failed", "err", err)
 		return
