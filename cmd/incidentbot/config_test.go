@@ -36,6 +36,8 @@ func TestBadEnvironmentRejectedLikeFlags(t *testing.T) {
 		{map[string]string{"INCIDENTBOT_RETENTION": "1d"}, []string{"run"}, "INCIDENTBOT_RETENTION must be between 7d and 36500d, got 1d"},
 		{nil, []string{"run", "--workers", "100000000"}, "--workers must be between 1 and 256, got 100000000"},
 		{nil, []string{"run", "--inbox-lease", "1s"}, "--inbox-lease must be between 2s and 1h0m0s, got 1s"},
+		{map[string]string{"INCIDENTBOT_ADMIN_GROUP": "@incident-admins"}, []string{"run"}, `INCIDENTBOT_ADMIN_GROUP must be a user group id such as S0123ABCD`},
+		{nil, []string{"run", "--admin-group", "admins"}, `--admin-group must be a user group id such as S0123ABCD`},
 	} {
 		code, _, errOut := runCmd(t, "", tc.env, tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {

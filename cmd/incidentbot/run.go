@@ -40,6 +40,7 @@ type botCmd struct {
 	InboxLease  duration `name:"inbox-lease" default:"60s" env:"INCIDENTBOT_INBOX_LEASE" help:"How long the events of a replica that stopped wait before another replica takes them over (2s to 1h); a living replica renews its own."`
 	Retention   duration `name:"retention" default:"180d" env:"INCIDENTBOT_RETENTION" help:"Delete activity older than this, e.g. 180d or 720h (7d to 100 years: the weekly digest reads the last seven days)."`
 	DigestGrace duration `name:"digest-grace" default:"12h" env:"INCIDENTBOT_DIGEST_GRACE" help:"Post a digest missed while the bot was down if it starts within this long after (0 to 7d)."`
+	AdminGroup  string   `name:"admin-group" env:"INCIDENTBOT_ADMIN_GROUP" placeholder:"ID" help:"Slack user group id (S…) whose members may delete any team case; others may delete only the cases they captured."`
 	APIAddr     string   `name:"api-addr" env:"INCIDENTBOT_API_ADDR" placeholder:"ADDR" help:"Also serve the HTTP API, MCP (/mcp) and the library page here, as incidentbot serve does, e.g. 127.0.0.1:8088; empty: not served. Beyond loopback INCIDENTBOT_API_TOKEN is required."`
 	apiFlags
 	storeFlags
@@ -74,6 +75,9 @@ func (c *botCmd) check(o *origin) error {
 	}
 	if err := o.durationIn("retention", c.Retention, minRetention, maxRetention); err != nil {
 		return err
+	}
+	if g := c.AdminGroup; g != "" && (!strings.HasPrefix(g, "S") || strings.ContainsAny(g, " @")) {
+		return o.errorf("admin-group", "must be a user group id such as S0123ABCD (Slack shows it in the group's profile, under ⋯ → Copy group ID), got %q", g)
 	}
 	return o.durationIn("digest-grace", c.DigestGrace, 0, maxGrace)
 }
@@ -245,6 +249,8 @@ func (c *botCmd) newBot(e env, log *slog.Logger, lib *liveLibrary, st store.Stor
 		ClaimTTL:        min(30*time.Second, lease/2),
 		Digests:         dg,
 		PublicURL:       c.PublicURL,
+		TeamCases:       st,
+		AdminGroup:      c.AdminGroup,
 		Checks: map[string]func(context.Context) error{"store": func(ctx context.Context) error {
 			if err := st.Ping(ctx); err != nil {
 				return err
