@@ -560,3 +560,103 @@ func TestTeamCaseShowEditDelete(t *testing.T) {
 		t.Fatal("the capturer could not delete the case")
 	}
 }
+
+func TestCaptureOddHistories(t *testing.T) {
+	huge := strings.Repeat("TODO: 원인 rolled back ✅ resolved 🔥 \u202e ", 1500)
+	for _, tc := range []struct {
+		name string
+		seed func(f *slackfake.Server, ch string)
+	}{
+		{"empty", func(*slackfake.Server, string) {}},
+		{"only bots", func(f *slackfake.Server, ch string) {
+			for i := range 5 {
+				f.AddMessage(ch, map[string]any{"subtype": "bot_message", "bot_id": "B0ALERT", "text": fmt.Sprintf("[FIRING:%d] DiskFull", i)})
+			}
+			f.AddMessage(ch, map[string]any{"user": "U0FAKEBOT", "bot_id": "B0FAKEBOT", "text": "Similar past incidents"})
+		}},
+		{"huge messages", func(f *slackfake.Server, ch string) {
+			for range 30 {
+				ts := f.AddMessage(ch, map[string]any{"user": "U1", "text": huge,
+					"reactions": []any{map[string]any{"name": "white_check_mark", "count": 1, "users": []any{"U2"}}}})
+				f.Pin(ch, ts)
+			}
+		}},
+		{"odd unicode", func(f *slackfake.Server, ch string) {
+			f.SetChannelTopic(ch, "\u200b\u202e\ufeff", "")
+			f.AddMessage(ch, map[string]any{"user": "U1", "text": "\x00 z̷̢̛a̸l̴g̵o̶ \u2028 resolved"})
+			f.AddMessage(ch, map[string]any{"user": "U1", "text": "TODO: \u0000"})
+			f.AddMessage(ch, map[string]any{"user": "U1", "text": "<https://x.example/|> <@U2> <!channel>"})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startCapture(t)
+			tc.seed(h.fake, incChannel)
+			h.ack(h.fake.SendSlashCommand(map[string]string{"command": "/incidents", "text": "capture", "channel_id": incChannel, "user_id": capturer}))
+			up, err := h.fake.WaitCalls(h.waitCtx(), "views.update", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if up[0].Error != "" {
+				t.Fatalf("the draft broke Slack's limits: %s %v", up[0].Error, up[0].JSON)
+			}
+			v := h.draftView(0)
+			if initialText(v, "title") == "" {
+				t.Error("no title to start from")
+			}
+			// Whatever the draft, a titled submission is saved or sent back
+			// with a reason, never lost.
+			p := h.submit(capturer, v["id"].(string), func(vals slackfake.ViewValues) {
+				vals.SetText("title", "odd one")
+				vals.SetText("summary", "it happened")
+			})
+			if p != nil {
+				t.Fatalf("save answered %v", p)
+			}
+			if _, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool {
+				return c.Method == "chat.postMessage" && strings.Contains(c.Text, "saved this incident")
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestKoreanChannelGetsKoreanDraft(t *testing.T) {
+	h := startCapture(t)
+	at := func(min int) string { return fmt.Sprintf("%d.000100", 1764583200+min*60) }
+	h.fake.AddMessage(incChannel, map[string]any{"ts": at(0), "subtype": "bot_message", "bot_id": "B0ALERT", "text": "[FIRING:1] 결제 승인 API 지연 p99 3초 초과"})
+	h.fake.AddMessage(incChannel, map[string]any{"ts": at(2), "user": "U1", "text": "확인 중입니다. 장애 선언합니다"})
+	h.fake.AddMessage(incChannel, map[string]any{"ts": at(9), "user": "U2", "text": "원인은 DB 커넥션 풀 고갈입니다"})
+	h.fake.AddMessage(incChannel, map[string]any{"ts": at(12), "user": "U2", "text": "커넥션 풀을 늘리고 재시작했습니다",
+		"reactions": []any{map[string]any{"name": "white_check_mark", "count": 1, "users": []any{"U1"}}}})
+	h.fake.AddMessage(incChannel, map[string]any{"ts": at(20), "user": "U1", "text": "결제 정상화, 복구 완료"})
+	h.fake.AddMessage(incChannel, map[string]any{"ts": at(22), "user": "U1", "text": "후속 조치: 커넥션 풀 사용률 알림 추가"})
+	h.ack(h.shortcut(capturer, incChannel, "inc-checkout", at(20)))
+	v := h.draftView(0)
+	if title, _ := v["title"].(map[string]any); title["text"] != "장애 사례 저장" {
+		t.Errorf("modal title %v", title["text"])
+	}
+	if got := initialText(v, "title"); got != "결제 승인 API 지연 p99 3초 초과" {
+		t.Errorf("title %q", got)
+	}
+	if s := initialText(v, "summary"); !strings.Contains(s, "장애 선언") || !strings.Contains(s, "복구") {
+		t.Errorf("summary %q", s)
+	}
+	if got := initialText(v, "helped"); got != "커넥션 풀을 늘리고 재시작했습니다" {
+		t.Errorf("what helped %q", got)
+	}
+	if got := initialText(v, "action_items"); got != "커넥션 풀 사용률 알림 추가" {
+		t.Errorf("action items %q", got)
+	}
+	if p := h.submit(capturer, v["id"].(string), nil); p != nil {
+		t.Fatalf("save answered %v", p)
+	}
+	c, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "chat.postMessage" && strings.Contains(c.Text, "사례로 저장했습니다") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, saved := h.teamCase(strings.Split(c.Text, "`")[1])
+	if saved.Title.Ko != "결제 승인 API 지연 p99 3초 초과" || saved.Title.En != "" || saved.Remediation[0].Text.Ko == "" {
+		t.Errorf("saved in the wrong language: %+v", saved.Title)
+	}
+}
