@@ -651,7 +651,9 @@ func TestKoreanChannelGetsKoreanDraft(t *testing.T) {
 	if p := h.submit(capturer, v["id"].(string), nil); p != nil {
 		t.Fatalf("save answered %v", p)
 	}
-	c, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "chat.postMessage" && strings.Contains(c.Text, "사례로 저장했습니다") })
+	c, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool {
+		return c.Method == "chat.postMessage" && strings.Contains(c.Text, "사례로 저장했습니다")
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
