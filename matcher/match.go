@@ -99,13 +99,15 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	idx, df, reused, err := buildIndex(lib, opts.IndexDir, opts.Scoring, opts.Logger)
+	// The model is trained before the index is built, so that training's
+	// working set is freed before the index's is taken: both at once are
+	// what a large library's build would peak at.
+	mdl, err := loadOrLearn(lib, opts.Taxonomy, opts.IndexDir)
 	if err != nil {
 		return nil, err
 	}
-	mdl, err := loadOrLearn(lib, opts.Taxonomy, opts.IndexDir)
+	idx, df, reused, err := buildIndex(lib, opts.IndexDir, opts.Scoring, opts.Logger)
 	if err != nil {
-		idx.Close()
 		return nil, err
 	}
 	m := &Matcher{lib: lib, tax: opts.Taxonomy, idx: idx, ext: NewExtractor(opts.Taxonomy), opts: opts, reuse: reused, df: df, model: mdl,
