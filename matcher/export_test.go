@@ -18,3 +18,18 @@ func ResealIndex(path string) error {
 	}
 	return writeSum(path, sum)
 }
+
+// TextsRemap stores records (a label set, then features) the way training
+// texts are kept, remaps their features and reads them back.
+func TextsRemap(records [][]int32, remap []int32) [][]int32 {
+	var s texts
+	for _, r := range records {
+		s.add(r[0], r[1:])
+	}
+	s.remap(remap)
+	var out [][]int32
+	s.each(func(set int32, feats []int32) {
+		out = append(out, append([]int32{set}, feats...))
+	})
+	return out
+}

@@ -65,39 +65,100 @@ type model struct {
 	Theta []float32
 }
 
-// trainDoc is one labelled text: its features (vocabulary ids, unique) and
-// the indexes of its tags.
+// trainDoc is one evaluation document: a case's whole title or symptoms
+// text in one language, held out to choose thresholds. It has its features
+// (vocabulary ids, unique) and the indexes of its tags.
 type trainDoc struct {
 	feats  []int32
 	labels []int32
-	fold   int8 // -1: taxonomy text, always trained on
-	eval   bool // held out to choose thresholds: a case's whole title or symptoms text
-	train  bool // trained on: a sentence, a phrase or a definition
+	fold   int8
 	lang   cases.Lang
-	text   string // kept for evaluation documents only
-}
-
-// docFeatures returns the unique features of a text.
-func docFeatures(text string, emit func(string)) {
-	seen := map[string]bool{}
-	terms(text, func(term string, _, _ int) {
-		if !seen[term] {
-			seen[term] = true
-			emit(term)
-		}
-	})
+	text   string // for the report only (see gather)
 }
 
 // learnData gathers the training documents of a library.
+//
+// A 10,000-case library has hundreds of thousands of training sentences,
+// and the build's peak memory is mostly theirs; so they are kept as runs of
+// int32 in large blocks (see texts) rather than one object and two slices
+// each.
 type learnData struct {
 	tags   []tagRef
 	tagIdx map[tagRef]int32
 	vocab  map[string]int32
-	df     []int32
-	docs   []trainDoc
-	// keepText keeps the text of the sentences that make up evaluation
-	// documents, for the report; training alone does not need it.
+	df     []int32 // per feature: the training texts that have it
+	// docs are the evaluation documents.
+	docs []trainDoc
+	// train are the training texts (sentences, phrases and definitions)
+	// by fold; train[learnFolds] the taxonomy's, never held out.
+	train [learnFolds + 1]texts
+	// sets are the label sets the training texts refer to.
+	sets [][]int32
+	// keepText keeps the evaluation documents' text, for the report;
+	// training alone does not need it.
 	keepText bool
+
+	// Scratch space of add: a text's features, and, per feature, the
+	// last text that had it (mark) numbered by gen.
+	feats []int32
+	mark  []int32
+	gen   int32
+	// Scratch space of gather: an evaluation document's features, and
+	// which features it has.
+	union   []int32
+	inUnion []bool
+}
+
+// texts holds training texts compactly: each is a record of its label
+// set's index, its number of features and its features, in blocks of
+// textBlock int32 or more.
+type texts struct{ blocks [][]int32 }
+
+const textBlock = 1 << 16
+
+func (s *texts) add(set int32, feats []int32) {
+	need := 2 + len(feats)
+	last := len(s.blocks) - 1
+	if last < 0 || cap(s.blocks[last])-len(s.blocks[last]) < need {
+		s.blocks = append(s.blocks, make([]int32, 0, max(textBlock, need)))
+		last++
+	}
+	b := append(s.blocks[last], set, int32(len(feats)))
+	s.blocks[last] = append(b, feats...)
+}
+
+// each calls f with every text's label set and features, in the order they
+// were added.
+func (s *texts) each(f func(set int32, feats []int32)) {
+	for _, b := range s.blocks {
+		for i := 0; i < len(b); {
+			n := int(b[i+1])
+			f(b[i], b[i+2:i+2+n])
+			i += 2 + n
+		}
+	}
+}
+
+// remap replaces every feature f by remap[f], dropping those mapped below 0.
+// A text left with no feature stays: it still counts as a document.
+func (s *texts) remap(remap []int32) {
+	for k, b := range s.blocks {
+		w := 0
+		for i := 0; i < len(b); {
+			set, n := b[i], int(b[i+1])
+			head := w
+			w += 2
+			for _, f := range b[i+2 : i+2+n] { // w never passes the feature read
+				if r := remap[f]; r >= 0 {
+					b[w] = r
+					w++
+				}
+			}
+			b[head], b[head+1] = set, int32(w-head-2)
+			i += 2 + n
+		}
+		s.blocks[k] = b[:w]
+	}
 }
 
 func (d *learnData) tag(kind cases.Kind, id string) int32 {
@@ -111,48 +172,53 @@ func (d *learnData) tag(kind cases.Kind, id string) int32 {
 	return i
 }
 
-func (d *learnData) add(text string, labels []int32, fold int8, eval bool, lang cases.Lang) {
-	if strings.TrimSpace(text) == "" || len(labels) == 0 {
-		return
-	}
-	doc := trainDoc{labels: labels, fold: fold, eval: eval, train: !eval, lang: lang}
-	if fold >= 0 && d.keepText {
-		doc.text = text // the report runs the phrases on whole fields
-	}
-	docFeatures(text, func(f string) {
-		id, ok := d.vocab[f]
-		if !ok {
-			id = int32(len(d.df))
-			d.vocab[f] = id
-			d.df = append(d.df, 0)
-		}
-		if !eval {
-			d.df[id]++
-		}
-		doc.feats = append(doc.feats, id)
-	})
-	if len(doc.feats) > 0 {
-		d.docs = append(d.docs, doc)
-	}
+// set records a label set and returns its index.
+func (d *learnData) set(labels []int32) int32 {
+	d.sets = append(d.sets, labels)
+	return int32(len(d.sets) - 1)
 }
 
-// addUnion adds an evaluation document made of the features of docs.
-func (d *learnData) addUnion(docs []trainDoc, labels []int32, fold int8, lang cases.Lang) {
-	seen := map[int32]bool{}
-	doc := trainDoc{labels: labels, fold: fold, eval: true, lang: lang}
-	var text strings.Builder
-	for _, x := range docs {
-		for _, f := range x.feats {
-			if !seen[f] {
-				seen[f] = true
-				doc.feats = append(doc.feats, f)
-			}
+// features returns the unique features of a text, in the order they first
+// appear, adding new ones to the vocabulary. The slice is valid until the
+// next call.
+func (d *learnData) features(text string) []int32 {
+	d.feats = d.feats[:0]
+	d.gen++
+	terms(text, func(term string, _, _ int) {
+		id, ok := d.vocab[term]
+		if !ok {
+			id = int32(len(d.df))
+			d.vocab[term] = id
+			d.df = append(d.df, 0)
+			d.mark = append(d.mark, 0)
 		}
-		text.WriteString(x.text)
-		text.WriteByte(' ')
+		if d.mark[id] != d.gen {
+			d.mark[id] = d.gen
+			d.feats = append(d.feats, id)
+		}
+	})
+	return d.feats
+}
+
+// add adds a training text labelled with the label set set, and returns
+// its features (valid until the next call), none when it has no words.
+func (d *learnData) add(text string, set int32, fold int8) []int32 {
+	if strings.TrimSpace(text) == "" || len(d.sets[set]) == 0 {
+		return nil
 	}
-	doc.text = text.String()
-	d.docs = append(d.docs, doc)
+	feats := d.features(text)
+	if len(feats) == 0 {
+		return nil
+	}
+	for _, f := range feats {
+		d.df[f]++
+	}
+	k := fold
+	if k < 0 {
+		k = learnFolds
+	}
+	d.train[k].add(set, feats)
+	return feats
 }
 
 // caseFold spreads cases over folds by id, the same way every time.
@@ -166,8 +232,10 @@ func caseFold(id string, k int) int8 {
 }
 
 // gather turns the library and the taxonomy into training documents.
-func gather(lib *cases.Library, tax *cases.Taxonomy) *learnData {
-	d := &learnData{tagIdx: map[tagRef]int32{}, vocab: map[string]int32{}}
+// keepText keeps the evaluation documents' text, which only the report
+// needs.
+func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
+	d := &learnData{tagIdx: map[tagRef]int32{}, vocab: map[string]int32{}, keepText: keepText}
 	for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
 		for _, t := range tax.Tags(kind) {
 			d.tag(kind, t.ID)
@@ -175,15 +243,15 @@ func gather(lib *cases.Library, tax *cases.Taxonomy) *learnData {
 	}
 	for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
 		for _, t := range tax.Tags(kind) {
-			l := []int32{d.tag(kind, t.ID)}
+			l := d.set([]int32{d.tag(kind, t.ID)})
 			for _, p := range t.Phrases.En {
-				d.add(p, l, -1, false, cases.English)
+				d.add(p, l, -1)
 			}
 			for _, p := range t.Phrases.Ko {
-				d.add(p, l, -1, false, cases.Korean)
+				d.add(p, l, -1)
 			}
-			d.add(t.Label.En+" "+t.Definition.En, l, -1, false, cases.English)
-			d.add(t.Label.Ko+" "+t.Definition.Ko, l, -1, false, cases.Korean)
+			d.add(t.Label.En+" "+t.Definition.En, l, -1)
+			d.add(t.Label.Ko+" "+t.Definition.Ko, l, -1)
 		}
 	}
 	for _, c := range lib.Cases() {
@@ -197,6 +265,7 @@ func gather(lib *cases.Library, tax *cases.Taxonomy) *learnData {
 		if c.RootCause != "" {
 			labels = append(labels, d.tag(cases.KindRootCause, c.RootCause))
 		}
+		set := d.set(labels)
 		fold := caseFold(c.ID, learnFolds)
 		// Trained on sentences, not whole fields: alerts and chat are a
 		// sentence or two.
@@ -208,20 +277,49 @@ func gather(lib *cases.Library, tax *cases.Taxonomy) *learnData {
 				text string
 				lang cases.Lang
 			}{{f.t.En, cases.English}, {f.t.Ko, cases.Korean}} {
-				first := len(d.docs)
-				d.keepText = f.eval
-				for _, s := range sentences(l.text) {
-					d.add(s, labels, fold, false, l.lang)
+				if !f.eval {
+					for _, s := range sentences(l.text) {
+						d.add(s, set, fold)
+					}
+					continue
 				}
-				if f.eval && len(d.docs) > first {
-					// Thresholds are chosen on whole fields, which the
-					// case's tags describe as a whole (a sentence may
-					// not): the union of the field's sentences.
-					d.addUnion(d.docs[first:], labels, fold, l.lang)
+				// Thresholds are chosen on whole fields, which the
+				// case's tags describe as a whole (a sentence may not):
+				// the union of the field's sentences.
+				union := d.union[:0]
+				var text strings.Builder
+				had := false
+				for _, s := range sentences(l.text) {
+					feats := d.add(s, set, fold)
+					if len(feats) == 0 {
+						continue
+					}
+					had = true
+					if d.keepText {
+						text.WriteString(s)
+						text.WriteByte(' ')
+					}
+					if n := len(d.df); len(d.inUnion) < n {
+						d.inUnion = append(d.inUnion, make([]bool, n-len(d.inUnion))...)
+					}
+					for _, f := range feats {
+						if !d.inUnion[f] {
+							d.inUnion[f] = true
+							union = append(union, f)
+						}
+					}
+				}
+				for _, f := range union {
+					d.inUnion[f] = false
+				}
+				d.union = union
+				if had {
+					d.docs = append(d.docs, trainDoc{feats: slices.Clone(union), labels: labels, fold: fold, lang: l.lang, text: text.String()})
 				}
 			}
 		}
 	}
+	d.feats, d.mark, d.union, d.inUnion = nil, nil, nil, nil
 	return d
 }
 
@@ -261,21 +359,34 @@ func newCounts(v, t int) *counts {
 	return &counts{nt: make([]int32, t), df: make([]int32, v), pos: make([]int32, v*t)}
 }
 
-func (c *counts) add(doc *trainDoc, t int, sign int32) {
-	if !doc.train {
-		return
-	}
+// add adds (sign 1) or takes away (-1) a training text.
+func (c *counts) add(feats, labels []int32, sign int32) {
+	t := len(c.nt)
 	c.n += sign
-	for _, l := range doc.labels {
+	for _, l := range labels {
 		c.nt[l] += sign
 	}
-	for _, f := range doc.feats {
+	for _, f := range feats {
 		c.df[f] += sign
 		row := c.pos[int(f)*t:]
-		for _, l := range doc.labels {
+		for _, l := range labels {
 			row[l] += sign
 		}
 	}
+}
+
+// addTexts adds or takes away the training texts of s.
+func (c *counts) addTexts(d *learnData, s *texts, sign int32) {
+	s.each(func(set int32, feats []int32) { c.add(feats, d.sets[set], sign) })
+}
+
+// totals counts every training text.
+func (d *learnData) totals() *counts {
+	c := newCounts(len(d.df), len(d.tags))
+	for k := range d.train {
+		c.addTexts(d, &d.train[k], 1)
+	}
+	return c
 }
 
 // row computes what feature f adds to each tag's score: the log of how
@@ -344,19 +455,18 @@ func (d *learnData) cvScores(total *counts) (docs []*trainDoc, scores []float32)
 	w := make([]float32, v*t)
 	b := make([]float32, t)
 	fold := newCounts(v, t)
+	docs = make([]*trainDoc, 0, len(d.docs))
+	scores = make([]float32, 0, len(d.docs)*t)
 	for k := 0; k < learnFolds; k++ {
 		copy(fold.pos, total.pos)
 		copy(fold.df, total.df)
 		copy(fold.nt, total.nt)
 		fold.n = total.n
+		fold.addTexts(d, &d.train[k], -1)
 		var held []*trainDoc
 		for i := range d.docs {
-			doc := &d.docs[i]
-			if int(doc.fold) == k {
-				fold.add(doc, t, -1)
-				if doc.eval {
-					held = append(held, doc)
-				}
+			if doc := &d.docs[i]; int(doc.fold) == k {
+				held = append(held, doc)
 			}
 		}
 		if len(held) == 0 {
@@ -438,13 +548,10 @@ func thresholds(docs []*trainDoc, scores []float32, t int) []float32 {
 
 // learn trains the tag model on a library and a taxonomy.
 func learn(lib *cases.Library, tax *cases.Taxonomy) *model {
-	d := gather(lib, tax)
+	d := gather(lib, tax, false)
 	d.prune()
 	t := len(d.tags)
-	total := newCounts(len(d.df), t)
-	for i := range d.docs {
-		total.add(&d.docs[i], t, 1)
-	}
+	total := d.totals()
 	docs, scores := d.cvScores(total)
 	m := &model{Tags: d.tags, Vocab: d.vocab, W: make([]float32, len(d.df)*t), B: make([]float32, t)}
 	m.Theta = thresholds(docs, scores, t)
@@ -473,6 +580,9 @@ func (d *learnData) prune() {
 		}
 	}
 	d.df = df
+	for k := range d.train {
+		d.train[k].remap(remap)
+	}
 	for i := range d.docs {
 		doc := &d.docs[i]
 		kept := doc.feats[:0]

@@ -24,14 +24,10 @@ type TagF1 struct {
 // fold (thresholds chosen without it too), and compared with the case's
 // tags.
 func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
-	d := gather(lib, tax)
+	d := gather(lib, tax, true)
 	d.prune()
 	t := len(d.tags)
-	total := newCounts(len(d.df), t)
-	for i := range d.docs {
-		total.add(&d.docs[i], t, 1)
-	}
-	docs, scores := d.cvScores(total)
+	docs, scores := d.cvScores(d.totals())
 	ext := NewExtractor(tax)
 	type key struct {
 		kind   cases.Kind
