@@ -187,8 +187,8 @@ type Result struct {
 	Terms      []string
 	TagScore   float64 // share of the query's tags the case carries, weighted by rarity (0 to 1)
 	TextScore  float64 // bleve's relevance score of the case's text (0 when only tags found it)
-	// Votes are the votes on the case for similar texts that moved it, as
-	// counted (each capped at VoteCap); zero when none did.
+	// Votes are the votes on the case for similar texts that moved it
+	// (only VoteCap of each kind count); zero when there were none.
 	Votes Boost
 }
 

@@ -41,11 +41,10 @@ func boostsByCase(bs []Boost) map[string]Boost {
 	return m
 }
 
-// factor is how much a case's votes multiply its score, with the votes as
-// counted.
-func (b Boost) factor() (float64, Boost) {
-	b.Helpful, b.NotRelevant = min(b.Helpful, VoteCap), min(b.NotRelevant, VoteCap)
-	return (1 + HelpfulStep*float64(b.Helpful)) / (1 + NotRelevantStep*float64(b.NotRelevant)), b
+// factor is how much a case's votes multiply its score.
+func (b Boost) factor() float64 {
+	h, n := min(b.Helpful, VoteCap), min(b.NotRelevant, VoteCap)
+	return (1 + HelpfulStep*float64(h)) / (1 + NotRelevantStep*float64(n))
 }
 
 // steer reorders cases that matched (cands, with scores, best first) by
@@ -61,9 +60,8 @@ func steer(cands []Parts, scores []float64, boosts map[string]Boost, floor float
 	for i, p := range cands {
 		v := voted{p: p, s: scores[i]}
 		if b, ok := boosts[p.Case.ID]; ok {
-			var f float64
-			f, v.votes = b.factor()
-			v.s *= f
+			v.s *= b.factor()
+			v.votes = b
 			if v.s < floor {
 				continue
 			}

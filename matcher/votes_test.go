@@ -197,7 +197,7 @@ func TestVotesSteer(t *testing.T) {
 		}
 		for _, r := range ans.Results {
 			for _, b := range tc.boosts {
-				if b.CaseID == r.Case.ID && (r.Votes.Helpful != min(b.Helpful, matcher.VoteCap) || r.Votes.NotRelevant != min(b.NotRelevant, matcher.VoteCap)) {
+				if b.CaseID == r.Case.ID && r.Votes != b {
 					t.Errorf("%s: %s reports votes %+v for %+v", tc.name, r.Case.ID, r.Votes, b)
 				}
 			}
