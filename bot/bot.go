@@ -31,7 +31,8 @@ import (
 
 // Searcher finds cases like a text; *matcher.Matcher implements it.
 type Searcher interface {
-	Match(ctx context.Context, text string, top int) (*matcher.Answer, error)
+	// MatchWith matches a text with the votes cast on similar texts.
+	MatchWith(ctx context.Context, text string, top int, opts matcher.MatchOptions) (*matcher.Answer, error)
 	Search(ctx context.Context, query string, top int) (*matcher.Answer, error)
 	Case(id string) (*cases.Case, bool)
 }
@@ -109,6 +110,12 @@ type Options struct {
 	// AdminGroup is the id of the Slack user group whose members may delete
 	// any team case (others only those they captured).
 	AdminGroup string
+	// Votes, when set, are read every VoteRefresh so that the votes cast
+	// in the workspace, on any replica, steer replies to similar texts;
+	// votes cast on this replica steer its replies at once either way.
+	Votes       VoteReader
+	VoteWindow  time.Duration // votes older than this do not steer; default 180 days (the retention)
+	VoteRefresh time.Duration // default 30s
 	// PublicURL is where the library page is served (incidentbot serve or
 	// run --api-addr); when set, each suggested case links to its page there.
 	PublicURL string
@@ -150,6 +157,12 @@ func (o *Options) defaults() {
 	}
 	if o.OrphanEvery <= 0 {
 		o.OrphanEvery = 10 * time.Second
+	}
+	if o.VoteWindow <= 0 {
+		o.VoteWindow = 180 * 24 * time.Hour
+	}
+	if o.VoteRefresh <= 0 {
+		o.VoteRefresh = 30 * time.Second
 	}
 	if o.CheckEvery <= 0 {
 		o.CheckEvery = 5 * time.Second
@@ -198,6 +211,7 @@ type Bot struct {
 
 	userID, botID string // ours, from auth.test
 	team          string // the workspace's name, from auth.test
+	teamID        string // the workspace, from auth.test: votes steer only here
 	scopes        scopeCache
 	appID         atomic.Value
 
@@ -206,7 +220,7 @@ type Bot struct {
 	threads        *threads
 	channels       *channelCache
 	replies        *firstReply
-	shares         *shareCache
+	votes          *votes
 
 	searchMu sync.RWMutex
 	health   health
@@ -230,7 +244,7 @@ func New(s Searcher, opts Options) (*Bot, error) {
 			return nil, fmt.Errorf("channel pattern %q: %w", p, err)
 		}
 	}
-	b := &Bot{search: s, opts: opts, log: opts.Logger, threads: newThreads(20000), shares: newShareCache(2000)}
+	b := &Bot{search: s, opts: opts, log: opts.Logger, threads: newThreads(20000), votes: newVotes()}
 	b.health.parts = map[string]partState{}
 	b.q = newQueue(opts.Workers, opts.QueueSize, b.dropped)
 	b.dropWake = make(chan struct{}, 1)
@@ -298,8 +312,12 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("auth.test: %w: Slack answered but not as expected; check SLACK_API_URL if set, else try again", err)
 	}
-	b.userID, b.botID, b.team = auth.UserID, auth.BotID, auth.Team
+	b.userID, b.botID, b.team, b.teamID = auth.UserID, auth.BotID, auth.Team, auth.TeamID
 	b.log.Info("connected to slack web api", "team", auth.Team, "bot_user", auth.UserID, "bot_id", auth.BotID)
+
+	// The votes steer the first replies too: read before taking events
+	// (a store that does not answer costs the start voteReadTimeout).
+	b.loadVotes(ctx)
 
 	b.client = socketmode.New(b.api)
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -312,6 +330,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	defer stopSweep()
 	go b.sweepOrphans(sweepCtx)
 	go b.runChecks(sweepCtx)
+	go b.refreshVotes(sweepCtx)
 
 	sockCtx, stopSock := context.WithCancel(ctx)
 	defer stopSock()

@@ -476,11 +476,11 @@ func mustJSON(v any) []byte {
 // panicky is a Searcher that panics on one text.
 type panicky struct{ bot.Searcher }
 
-func (p panicky) Match(ctx context.Context, text string, top int) (*matcher.Answer, error) {
+func (p panicky) MatchWith(ctx context.Context, text string, top int, opts matcher.MatchOptions) (*matcher.Answer, error) {
 	if strings.Contains(text, "PANIC-NOW") {
 		panic("boom")
 	}
-	return p.Searcher.Match(ctx, text, top)
+	return p.Searcher.MatchWith(ctx, text, top, opts)
 }
 
 func TestPanicInHandlerRecovered(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/incidentbot/incidentbot/store"
 )
 
-// gated is a Searcher whose Match waits until gate is closed, holding the
+// gated is a Searcher whose MatchWith waits until gate is closed, holding the
 // worker that called it; entered gets a value as each call begins.
 type gated struct {
 	bot.Searcher
@@ -21,14 +21,14 @@ type gated struct {
 	entered chan struct{}
 }
 
-func (g gated) Match(ctx context.Context, text string, top int) (*matcher.Answer, error) {
+func (g gated) MatchWith(ctx context.Context, text string, top int, opts matcher.MatchOptions) (*matcher.Answer, error) {
 	g.entered <- struct{}{}
 	select {
 	case <-g.gate:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return g.Searcher.Match(ctx, text, top)
+	return g.Searcher.MatchWith(ctx, text, top, opts)
 }
 
 // sharedInbox is an inbox that two replicas share, as they share a

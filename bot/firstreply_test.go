@@ -171,6 +171,10 @@ func (failing) PutReply(context.Context, store.Reply) error { return errDown }
 func (failing) GetReply(context.Context, string, string) (store.Reply, bool, error) {
 	return store.Reply{}, false, errDown
 }
+func (failing) PutShare(context.Context, store.Share) error { return errDown }
+func (failing) GetShare(context.Context, string) (store.Share, bool, error) {
+	return store.Share{}, false, errDown
+}
 
 func TestFirstReplyPostsWhenStateFails(t *testing.T) {
 	var slack atomic.Value

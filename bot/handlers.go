@@ -427,15 +427,17 @@ type answer struct {
 	user            string // who asked, for a mention
 }
 
-// match runs the searcher for text seen in channel, timing it; team cases
-// that may not be shown there are left out.
+// match runs the searcher for text seen in channel, with the votes cast
+// on similar texts, timing it; team cases that may not be shown there are
+// left out.
 func (b *Bot) match(ctx context.Context, channel, text string, top int) (*matcher.Answer, error) {
 	start := time.Now()
 	want := top
 	if b.opts.TeamCases != nil {
 		want = top + hiddenSlack
 	}
-	ans, err := b.searcher().Match(ctx, text, want)
+	boosts := b.votes.boosts(text, start.Add(-b.opts.VoteWindow))
+	ans, err := b.searcher().MatchWith(ctx, text, want, matcher.MatchOptions{Boosts: boosts})
 	b.m.matchTime.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return ans, err
@@ -449,12 +451,12 @@ const hiddenSlack = 5
 
 // answerThread matches a thread's text and keeps one reply per thread:
 // it posts the first reply, and later updates it only when the best
-// matches change.
-func (b *Bot) answerThread(ctx context.Context, a answer) {
+// matches change. It returns the error of a post Slack refused.
+func (b *Bot) answerThread(ctx context.Context, a answer) error {
 	ans, err := b.match(ctx, a.channel, a.text, b.opts.Top)
 	if err != nil {
 		b.log.Error("match failed", "channel", a.channel, "err", err)
-		return
+		return nil
 	}
 	lang := b.langOf(a.text, ans.Lang)
 	existing, st, err := b.replies.look(ctx, a.channel, a.thread, a.orphan)
@@ -466,16 +468,17 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 			blocks, fallback := renderText(say(lang, "none"))
 			if _, err := b.post.post(ctx, a.channel, a.thread, blocks, fallback); err != nil {
 				b.log.Warn("reply failed", "channel", a.channel, "err", err)
+				return err
 			}
 		}
-		return
+		return nil
 	}
 	ids := caseIDs(ans.Results)
 	blocks, fallback := renderReply(ans.Results, lang, replyOptions{feedback: true, showMore: true, library: b.opts.PublicURL})
 	switch st {
 	case threadBusy:
 		b.m.suppressed.WithLabelValues("thread_claimed").Inc()
-		return
+		return nil
 	case threadAnswered:
 		if slices.Equal(ids, existing.CaseIDs) {
 			b.m.suppressed.WithLabelValues("same_matches").Inc()
@@ -484,17 +487,17 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 				eb, ef := renderReply(ans.Results, lang, replyOptions{library: b.opts.PublicURL})
 				_ = b.post.ephemeral(ctx, a.channel, a.user, a.thread, eb, ef)
 			}
-			return
+			return nil
 		}
 		if err := b.post.update(ctx, a.channel, existing.ReplyTS, blocks, fallback); err != nil {
 			b.log.Warn("update of reply failed", "channel", a.channel, "err", err)
-			return
+			return err
 		}
-		existing.CaseIDs, existing.Lang = ids, string(lang)
+		existing.CaseIDs, existing.Lang, existing.Text = ids, string(lang), replyText(a.text)
 		b.replies.put(ctx, existing)
 		b.m.updated.Inc()
 		b.record(a, ans, lang)
-		return
+		return nil
 	}
 	if a.alertKey != "" && !a.orphan {
 		// Only an alert that is answered counts: the same alert firing
@@ -503,16 +506,16 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 		if err == nil && !ok {
 			b.m.suppressed.WithLabelValues("alert_repeat").Inc()
 			b.log.Debug("same alert again; not answering", "channel", a.channel)
-			return
+			return nil
 		}
 	}
 	// Wait for the channel's turn first, so the claim is held only while
 	// posting: a claim that outlived a long wait could expire under another
 	// replica's feet.
 	if err := b.post.wait(ctx, a.channel); err != nil {
-		return
+		return nil
 	}
-	reply := store.Reply{Channel: a.channel, Thread: a.thread, Lang: string(lang), CaseIDs: ids}
+	reply := store.Reply{Channel: a.channel, Thread: a.thread, Lang: string(lang), CaseIDs: ids, Text: replyText(a.text)}
 	sent, err := b.replies.post(ctx, reply, st == threadTakeover, func(ctx context.Context) (string, error) {
 		return b.post.postNow(ctx, a.channel, a.thread, blocks, fallback)
 	})
@@ -521,10 +524,18 @@ func (b *Bot) answerThread(ctx context.Context, a answer) {
 		b.m.suppressed.WithLabelValues("thread_claimed").Inc()
 	case err != nil:
 		b.log.Warn("reply failed", "channel", a.channel, "err", err)
+		return err
 	default:
 		b.m.posted.Inc()
 		b.record(a, ans, lang)
 	}
+	return nil
+}
+
+// replyText is the part of a thread's text a reply keeps: as much as the
+// thread keeps in memory, from its start, where the alert is.
+func replyText(text string) string {
+	return strings.Clone(cutBytes(text, maxThreadText))
 }
 
 // ownReply asks Slack for the bot's reply in a thread, for the rare case

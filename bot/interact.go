@@ -5,8 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"slices"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -153,9 +154,22 @@ func (b *Bot) onShortcut(ctx context.Context, in *interaction, channel string) {
 		blocks, fallback = renderText(say(lang, "none"))
 	} else {
 		_, private := b.channels.check(ctx, channel, "")
-		id := b.shares.put(pendingShare{channel: channel, thread: thread, private: private, text: text})
+		id := newShareID()
+		// Kept in the shared state, so that whichever replica Slack
+		// delivers the press to can share it. Without it the answer goes
+		// out without the button: a button that says "expired" helps no one.
+		err := b.opts.State.PutShare(ctx, store.Share{ID: id, Channel: channel, Thread: thread, Private: private,
+			Text: replyText(text), Created: time.Now().UTC()})
+		if err != nil {
+			b.log.Warn("keeping the shortcut answer for sharing failed", "channel", channel, "err", err)
+			id = ""
+		}
 		blocks, fallback = renderReply(ans.Results, lang, replyOptions{share: id, library: b.opts.PublicURL})
-		b.record(answer{channel: channel, private: private, thread: thread, source: store.SourceShortcut, key: "shortcut:" + id}, ans, lang)
+		key := "shortcut:" + id
+		if id == "" {
+			key = "shortcut:" + in.TriggerID
+		}
+		b.record(answer{channel: channel, private: private, thread: thread, source: store.SourceShortcut, key: key}, ans, lang)
 	}
 	// A shortcut works in channels the bot is not in; then only the
 	// response URL reaches the user.
@@ -184,15 +198,27 @@ func (b *Bot) onAction(ctx context.Context, in *interaction, channel, thread str
 
 // onFeedback records a vote and acknowledges it on the message itself.
 func (b *Bot) onFeedback(ctx context.Context, in *interaction, channel, thread, caseID string, helpful bool) {
-	th, _ := b.threads.get(channel, thread)
 	_, private := b.channels.check(ctx, channel, "")
+	reply, replied, _ := b.opts.State.GetReply(ctx, channel, thread)
+	// The text voted on: this replica's memory of the thread, or what the
+	// replica that replied kept with its reply.
+	query := reply.Text
+	if th, ok := b.threads.get(channel, thread); ok && th.text != "" {
+		query = th.text
+	}
+	vote := store.NotRelevant
+	if helpful {
+		vote = store.Helpful
+	}
+	// The bot is installed in one workspace, the one auth.test names: its
+	// Socket Mode connection gets that workspace's presses only.
+	f := store.Feedback{Time: time.Now().UTC(), Team: b.teamID, Channel: channel, Private: private,
+		Message: in.Container.MessageTS, User: in.User.ID, CaseID: caseID, Vote: vote, Query: query}
 	if b.opts.Recorder != nil {
-		vote := store.NotRelevant
-		if helpful {
-			vote = store.Helpful
-		}
-		b.opts.Recorder.RecordFeedbackAsync(store.Feedback{Time: time.Now().UTC(), Channel: channel, Private: private,
-			Message: in.Container.MessageTS, User: in.User.ID, CaseID: caseID, Vote: vote, Query: th.text})
+		b.opts.Recorder.RecordFeedbackAsync(f)
+	}
+	if strings.TrimSpace(query) != "" {
+		b.votes.add(f) // steers this replica's next reply at once
 	}
 	if in.Message == nil {
 		return
@@ -203,8 +229,8 @@ func (b *Bot) onFeedback(ctx context.Context, in *interaction, channel, thread, 
 		return
 	}
 	lang := cases.English
-	if r, ok, _ := b.opts.State.GetReply(ctx, channel, thread); ok && r.Lang != "" {
-		lang = cases.Lang(r.Lang)
+	if replied && reply.Lang != "" {
+		lang = cases.Lang(reply.Lang)
 	} else if matcher.DetectLang(in.Message.Text) == cases.Korean {
 		lang = cases.Korean
 	}
@@ -244,24 +270,34 @@ func addNote(blocks []slack.Block, after string, note slack.Block) []slack.Block
 
 // onShowMore shows the asker the next most similar cases, privately.
 func (b *Bot) onShowMore(ctx context.Context, in *interaction, channel, thread string) {
-	th, ok := b.threads.get(channel, thread)
+	// The reply's text and cases are in the shared state, whichever
+	// replica replied; this replica's memory of the thread may be newer.
+	r, replied, err := b.opts.State.GetReply(ctx, channel, thread)
+	if err != nil {
+		b.log.Warn("reply state unavailable for show more", "channel", channel, "err", err)
+	}
+	text := r.Text
+	if th, ok := b.threads.get(channel, thread); ok && th.text != "" {
+		text = th.text
+	}
 	lang := b.opts.DefaultLang
-	if !ok {
+	if replied && r.Lang != "" {
+		lang = cases.Lang(r.Lang)
+	}
+	if strings.TrimSpace(text) == "" {
 		blocks, fallback := renderText(say(lang, "no_more"))
 		_ = b.post.ephemeral(ctx, channel, in.User.ID, thread, blocks, fallback)
 		return
 	}
-	ans, err := b.match(ctx, channel, th.text, b.opts.Top*3)
+	ans, err := b.match(ctx, channel, text, b.opts.Top*3)
 	if err != nil {
 		b.log.Error("show more failed", "err", err)
 		return
 	}
-	lang = b.langOf(th.text, ans.Lang)
+	lang = b.langOf(text, ans.Lang)
 	shown := map[string]bool{}
-	if r, ok, _ := b.opts.State.GetReply(ctx, channel, thread); ok {
-		for _, id := range r.CaseIDs {
-			shown[id] = true
-		}
+	for _, id := range r.CaseIDs {
+		shown[id] = true
 	}
 	var more []matcher.Result
 	for _, r := range ans.Results {
@@ -280,59 +316,76 @@ func (b *Bot) onShowMore(ctx context.Context, in *interaction, channel, thread s
 
 // onShare posts a shortcut's private answer in the message's thread.
 func (b *Bot) onShare(ctx context.Context, in *interaction, id string) {
-	p, ok := b.shares.get(id)
-	if !ok {
-		blocks, fallback := renderText(say(b.opts.DefaultLang, "expired"))
+	p, ok, err := b.opts.State.GetShare(ctx, id)
+	if err != nil {
+		b.log.Warn("reading a shortcut answer to share failed", "err", err)
+	}
+	if !ok || time.Since(p.Created) > shareTTL {
+		lang := b.opts.DefaultLang
+		if err != nil {
+			lang = cases.English
+		}
+		blocks, fallback := renderText(say(lang, "expired"))
 		if in.ResponseURL != "" {
 			_ = b.post.respond(ctx, in.ResponseURL, blocks, fallback, slack.MsgOptionReplaceOriginal(in.ResponseURL))
 		}
 		return
 	}
-	b.threads.add(p.channel, p.thread, true, p.text, p.private)
-	b.answerThread(ctx, answer{channel: p.channel, thread: p.thread, private: p.private, text: p.text,
+	// A shortcut works in any channel, but the bot posts only where it is
+	// a member. Asked first, so that no post is tried (and no reply marked
+	// as being posted) where it cannot be; asked afresh, so that a share
+	// right after the bot was invited goes out.
+	if ch, err := b.api.GetConversationInfoContext(ctx, &slack.GetConversationInfoInput{ChannelID: p.Channel}); err == nil && !ch.IsMember && !ch.IsIM || notMember(err) {
+		b.tellNotMember(ctx, in, p)
+		return
+	}
+	b.threads.add(p.Channel, p.Thread, true, p.Text, p.Private)
+	err = b.answerThread(ctx, answer{channel: p.Channel, thread: p.Thread, private: p.Private, text: p.Text,
 		source: store.SourceShortcut, key: "share:" + id, mention: true, user: in.User.ID})
-	if in.ResponseURL != "" {
-		if err := b.post.respond(ctx, in.ResponseURL, nil, "", slack.MsgOptionDeleteOriginal(in.ResponseURL)); err != nil {
-			b.log.Debug("removing the shared ephemeral answer failed", "err", err)
-		}
+	if notMember(err) {
+		b.tellNotMember(ctx, in, p)
+		return
+	}
+	if err != nil || in.ResponseURL == "" {
+		return
+	}
+	if err := b.post.respond(ctx, in.ResponseURL, nil, "", slack.MsgOptionDeleteOriginal(in.ResponseURL)); err != nil {
+		b.log.Debug("removing the shared ephemeral answer failed", "err", err)
 	}
 }
 
-// pendingShare is a shortcut answer waiting for its Share button.
-type pendingShare struct {
-	channel, thread string
-	private         bool
-	text            string
-	at              time.Time
+// tellNotMember tells the asker that their answer could not be shared
+// because the bot is not in the channel, and what to do. The private
+// answer stays where they see it.
+func (b *Bot) tellNotMember(ctx context.Context, in *interaction, p store.Share) {
+	b.log.Info("cannot share in a channel the bot is not a member of", "channel", p.Channel)
+	lang := b.langOf(p.Text, matcher.DetectLang(p.Text))
+	blocks, fallback := renderText(say(lang, "not_member", p.Channel, b.userID))
+	var err error
+	if in.ResponseURL != "" {
+		err = b.post.respond(ctx, in.ResponseURL, blocks, fallback)
+	} else {
+		err = b.post.ephemeral(ctx, p.Channel, in.User.ID, p.Thread, blocks, fallback)
+	}
+	if err != nil {
+		b.log.Warn("telling the asker the answer was not shared failed", "channel", p.Channel, "err", err)
+	}
+}
+
+// notMember reports Slack's answer to a post in a channel the bot has not
+// joined (a public one: not_in_channel; a private one it cannot see:
+// channel_not_found).
+func notMember(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && (se.Err == "not_in_channel" || se.Err == "channel_not_found")
 }
 
 // shareTTL is how long a shortcut answer can be shared.
 const shareTTL = 30 * time.Minute
 
-type shareCache struct {
-	mu sync.Mutex
-	m  *lru[pendingShare]
-}
-
-func newShareCache(n int) *shareCache { return &shareCache{m: newLRU[pendingShare](n)} }
-
-func (s *shareCache) put(p pendingShare) string {
+// newShareID returns a fresh id for a shortcut answer.
+func newShareID() string {
 	var buf [8]byte
 	_, _ = rand.Read(buf[:])
-	id := hex.EncodeToString(buf[:])
-	p.at = time.Now()
-	s.mu.Lock()
-	s.m.put(id, p)
-	s.mu.Unlock()
-	return id
-}
-
-func (s *shareCache) get(id string) (pendingShare, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.m.get(id)
-	if !ok || time.Since(p.at) > shareTTL {
-		return pendingShare{}, false
-	}
-	return p, true
+	return hex.EncodeToString(buf[:])
 }

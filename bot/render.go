@@ -61,6 +61,9 @@ var phrases = map[cases.Lang]map[string]string{
 		"searching":    "Searching…",
 		"busy":         "Too many searches are running right now; please try again in a few seconds.",
 		"expired":      "This answer has expired; run the shortcut again.",
+		"not_member":   "I could not share this in <#%s>: I am not a member of that channel. Invite me with `/invite <@%s>` and press *Share in thread* again.",
+		"votes_h":      "marked helpful %d× for similar alerts",
+		"votes_n":      "marked not relevant %d× for similar alerts",
 		"no_digests":   "Weekly digests are not set up. Start the bot with --digest CHANNEL to post one.",
 		"home_heading": "This week so far",
 		"next_digest":  "Next digests",
@@ -95,6 +98,9 @@ var phrases = map[cases.Lang]map[string]string{
 		"searching":    "찾는 중입니다…",
 		"busy":         "지금 검색이 너무 많이 진행 중입니다. 몇 초 뒤에 다시 시도해 주세요.",
 		"expired":      "이 답변은 만료됐습니다. 바로가기를 다시 실행해 주세요.",
+		"not_member":   "<#%s> 채널에 공유하지 못했습니다. 봇이 이 채널의 멤버가 아닙니다. `/invite <@%s>` 로 초대한 뒤 *스레드에 공유* 를 다시 눌러 주세요.",
+		"votes_h":      "비슷한 알림에서 도움이 됨으로 %d번 표시됨",
+		"votes_n":      "비슷한 알림에서 관련 없음으로 %d번 표시됨",
 		"no_digests":   "주간 다이제스트가 설정되지 않았습니다. --digest CHANNEL 로 봇을 시작하면 게시합니다.",
 		"home_heading": "이번 주 지금까지",
 		"next_digest":  "다음 다이제스트",
@@ -220,6 +226,9 @@ func caseBlocks(r matcher.Result, lang cases.Lang, feedback bool, library string
 	if why := whyText(r, lang); why != "" {
 		fmt.Fprintf(&b, "\n_%s:_ %s", say(lang, "why"), why)
 	}
+	if votes := votesText(r.Votes, lang); votes != "" {
+		fmt.Fprintf(&b, "\n:ballot_box_with_ballot: %s", votes)
+	}
 	blocks := []slack.Block{slack.NewSectionBlock(mrkdwn(b.String()), nil, nil, slack.SectionBlockOptionBlockID("case:"+c.ID))}
 
 	var detail strings.Builder
@@ -288,6 +297,18 @@ func whyText(r matcher.Result, lang cases.Lang) string {
 			terms = terms[:5]
 		}
 		parts = append(parts, say(lang, "terms")+" "+escape(strings.Join(terms, ", ")))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// votesText says which votes on similar alerts moved a case.
+func votesText(v matcher.Boost, lang cases.Lang) string {
+	var parts []string
+	if v.Helpful > 0 {
+		parts = append(parts, say(lang, "votes_h", v.Helpful))
+	}
+	if v.NotRelevant > 0 {
+		parts = append(parts, say(lang, "votes_n", v.NotRelevant))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -74,7 +74,7 @@ type slowSearcher struct {
 	most    int
 }
 
-func (s *slowSearcher) Match(ctx context.Context, text string, top int) (*matcher.Answer, error) {
+func (s *slowSearcher) MatchWith(ctx context.Context, text string, top int, opts matcher.MatchOptions) (*matcher.Answer, error) {
 	s.mu.Lock()
 	s.held++
 	s.most = max(s.most, s.held)
@@ -89,7 +89,7 @@ func (s *slowSearcher) Match(ctx context.Context, text string, top int) (*matche
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return s.Searcher.Match(ctx, text, top)
+	return s.Searcher.MatchWith(ctx, text, top, opts)
 }
 
 // TestSlashCommandsBounded: commands whose answers are slow do not pile up:

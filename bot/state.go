@@ -24,6 +24,10 @@ type State interface {
 	// marks it as being posted. The State sets Updated.
 	PutReply(ctx context.Context, r store.Reply) error
 	GetReply(ctx context.Context, channel, thread string) (store.Reply, bool, error)
+	// PutShare keeps a shortcut's private answer until its Share in thread
+	// button is pressed, on whichever replica Slack delivers the press to.
+	PutShare(ctx context.Context, sh store.Share) error
+	GetShare(ctx context.Context, id string) (store.Share, bool, error)
 }
 
 // memState is the in-memory State: bounded, with expiry.
@@ -32,6 +36,7 @@ type memState struct {
 	now     func() time.Time
 	claims  map[string]time.Time // key -> expiry
 	replies *lru[store.Reply]
+	shares  *lru[store.Share]
 	order   []string // claim keys in insertion order, for pruning
 }
 
@@ -39,7 +44,7 @@ type memState struct {
 func NewMemState() State { return newMemState(time.Now) }
 
 func newMemState(now func() time.Time) *memState {
-	return &memState{now: now, claims: map[string]time.Time{}, replies: newLRU[store.Reply](20000)}
+	return &memState{now: now, claims: map[string]time.Time{}, replies: newLRU[store.Reply](20000), shares: newLRU[store.Share](2000)}
 }
 
 const maxClaims = 200000
@@ -99,6 +104,20 @@ func (s *memState) GetReply(_ context.Context, channel, thread string) (store.Re
 	defer s.mu.Unlock()
 	r, ok := s.replies.get(channel + ":" + thread)
 	return r, ok, nil
+}
+
+func (s *memState) PutShare(_ context.Context, sh store.Share) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shares.put(sh.ID, sh)
+	return nil
+}
+
+func (s *memState) GetShare(_ context.Context, id string) (store.Share, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh, ok := s.shares.get(id)
+	return sh, ok, nil
 }
 
 // lru is a bounded map that forgets the least recently used entries. It is

@@ -244,6 +244,8 @@ func (c *botCmd) newBot(e env, log *slog.Logger, lib *liveLibrary, st store.Stor
 		Taxonomy:        m.Taxonomy(),
 		Recorder:        buffered,
 		State:           sharedState{s: st, owner: owner},
+		Votes:           st,
+		VoteWindow:      time.Duration(c.Retention),
 		Inbox:           inbox{s: st, owner: owner, lease: lease},
 		OrphanEvery:     max(lease/3, time.Second),
 		ClaimTTL:        min(30*time.Second, lease/2),

@@ -114,6 +114,18 @@ func (st sharedState) GetReply(ctx context.Context, channel, thread string) (sto
 	return st.s.GetReply(ctx, channel, thread)
 }
 
+func (st sharedState) PutShare(ctx context.Context, sh store.Share) error {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	return st.s.PutShare(ctx, sh)
+}
+
+func (st sharedState) GetShare(ctx context.Context, id string) (store.Share, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
+	defer cancel()
+	return st.s.GetShare(ctx, id)
+}
+
 // digests gives the bot previews and due times from the scheduler.
 type digests struct {
 	s   *digest.Scheduler

@@ -188,6 +188,7 @@ type Server struct {
 type channel struct {
 	name    string
 	private bool
+	outside bool // the bot is not a member
 	topic   string
 	purpose string
 }
@@ -276,6 +277,18 @@ func (s *Server) AddChannel(id, name string, private bool) {
 	defer s.mu.Unlock()
 	ch := s.channels[id]
 	ch.name, ch.private = name, private
+	s.channels[id] = ch
+}
+
+// SetMember says whether the bot is a member of a channel AddChannel made
+// known (it is by default). Outside a public channel, posts fail with
+// not_in_channel and conversations.info says is_member false; outside a
+// private one, the bot cannot see it: both fail with channel_not_found.
+func (s *Server) SetMember(id string, member bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.channels[id]
+	ch.outside = !member
 	s.channels[id] = ch
 }
 

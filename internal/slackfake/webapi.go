@@ -312,6 +312,12 @@ func (s *Server) chatPost(c *Call) (reply, string) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if ch, ok := s.channels[c.Channel]; ok && ch.outside {
+		if ch.private {
+			return nil, "channel_not_found"
+		}
+		return nil, "not_in_channel"
+	}
 	switch c.Method {
 	case "chat.postEphemeral":
 		if c.param("user") == "" {
@@ -379,12 +385,12 @@ func (s *Server) conversationsInfo(c *Call) (reply, string) {
 	s.mu.Lock()
 	ch, ok := s.channels[c.Channel]
 	s.mu.Unlock()
-	if !ok {
+	if !ok || ch.outside && ch.private {
 		return nil, "channel_not_found"
 	}
 	return reply{"channel": reply{
 		"id": c.Channel, "name": ch.name, "is_channel": true, "is_private": ch.private,
-		"is_member": true, "is_archived": false, "created": 1700000000,
+		"is_member": !ch.outside, "is_archived": false, "created": 1700000000,
 		"topic":   reply{"value": ch.topic, "creator": "U0TOPIC", "last_set": 1700000000},
 		"purpose": reply{"value": ch.purpose, "creator": "U0TOPIC", "last_set": 1700000000},
 	}}, ""
