@@ -662,3 +662,44 @@ func TestKoreanChannelGetsKoreanDraft(t *testing.T) {
 		t.Errorf("saved in the wrong language: %+v", saved.Title)
 	}
 }
+
+func TestCaptureTagsBeyondHundredOptions(t *testing.T) {
+	// A team's overlay can take a kind past a select's 100 options: the
+	// modal then offers the tags in groups, and keeps the draft's picks.
+	var comps []string
+	for i := range 130 {
+		comps = append(comps, fmt.Sprintf(`{"id": "svc-%03d", "label": {"en": "Service %03d", "ko": "서비스 %03d"}, "phrases": {"en": ["svc%03d"]}}`, i, i, i, i))
+	}
+	tax, probs := cases.LoadOverlay("overlay.json", []byte(`{"components": [`+strings.Join(comps, ",")+`]}`), cases.DefaultTaxonomy())
+	if tax == nil {
+		t.Fatal(probs)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "activity.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	h := start(t, func(o *bot.Options) { o.TeamCases, o.Taxonomy = st, tax })
+	incidentHistory(h.fake, incChannel, 1764583200)
+	h.ack(h.fake.SendSlashCommand(map[string]string{"command": "/incidents", "text": "capture", "channel_id": incChannel, "user_id": capturer}))
+	up, err := h.fake.WaitCalls(h.waitCtx(), "views.update", 1)
+	if err != nil || up[0].Error != "" {
+		t.Fatalf("views.update: %v %v", err, up)
+	}
+	v, err := h.fake.WaitView(h.waitCtx(), func(_ int, v map[string]any) bool { return v["submit"] != nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	el := input(v, "components")
+	groups, _ := el["option_groups"].([]any)
+	n := 0
+	for _, g := range groups {
+		n += len(g.(map[string]any)["options"].([]any))
+	}
+	if len(groups) != 2 || n != len(tax.Tags(cases.KindComponent)) || el["options"] != nil {
+		t.Errorf("%d groups with %d options for %d components", len(groups), n, len(tax.Tags(cases.KindComponent)))
+	}
+	if len(initialOptions(v, "components")) == 0 {
+		t.Error("the inferred components are not picked")
+	}
+}
