@@ -313,7 +313,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		return fmt.Errorf("auth.test: %w: Slack answered but not as expected; check SLACK_API_URL if set, else try again", err)
 	}
 	b.userID, b.botID, b.team, b.teamID = auth.UserID, auth.BotID, auth.Team, auth.TeamID
-	b.log.Info("connected to slack web api", "team", auth.Team, "bot_user", auth.UserID, "bot_id", auth.BotID)
+	b.log.Info("connected to slack web api", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID, "bot_id", auth.BotID)
 
 	// The votes steer the first replies too: read before taking events
 	// (a store that does not answer costs the start voteReadTimeout).

@@ -25,6 +25,16 @@ type ResultView struct {
 	Symptoms   []string `json:"symptoms"`
 	Components []string `json:"components"`
 	Terms      []string `json:"terms"`
+	// Votes are the votes on the case for similar texts that moved it, when
+	// the caller passed any (incidentbot match --db).
+	Votes *VotesView `json:"votes,omitempty"`
+}
+
+// VotesView is how many people marked a case helpful and not relevant for
+// texts like the one matched.
+type VotesView struct {
+	Helpful     int `json:"helpful"`
+	NotRelevant int `json:"not_relevant"`
 }
 
 // EmptyView is the view of an answer with nothing in it, in English.
@@ -50,6 +60,9 @@ func (a *Answer) View() View {
 			Symptoms: []string{}, Components: []string{}, Terms: r.Terms}
 		if rv.Terms == nil {
 			rv.Terms = []string{}
+		}
+		if r.Votes.Helpful > 0 || r.Votes.NotRelevant > 0 {
+			rv.Votes = &VotesView{Helpful: r.Votes.Helpful, NotRelevant: r.Votes.NotRelevant}
 		}
 		for _, t := range r.Symptoms {
 			rv.Symptoms = append(rv.Symptoms, t.ID)

@@ -24,6 +24,8 @@ type matchCmd struct {
 	JSON  bool     `name:"json" help:"Print one JSON object."`
 	Batch bool     `name:"batch" help:"Read JSON lines {\"id\": ..., \"text\": ...} from standard input and print one JSON object per line."`
 	Text  []string `arg:"" optional:"" help:"The alert or message text; joined with spaces. None: read standard input."`
+	DB    string   `name:"db" placeholder:"FILE|URL" help:"Let the votes recorded in this activity store (a SQLite file, or a postgres:// URL) steer the ranking as they do in Slack. Without it votes play no part."`
+	Team  string   `name:"team" placeholder:"ID" help:"With --db: the Slack workspace id (T…) whose votes count; the bot logs it at start as team_id."`
 }
 
 func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
@@ -32,6 +34,9 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 	}
 	if c.Batch && len(c.Text) > 0 {
 		return usagef("--batch reads queries from standard input: give no TEXT")
+	}
+	if (c.DB == "") != (c.Team == "") {
+		return usagef("--db and --team go together: the votes of one workspace in one store steer the ranking")
 	}
 	var text string
 	if !c.Batch {
@@ -56,6 +61,14 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 	if err != nil {
 		return err
 	}
+	steer := func(string) matcher.MatchOptions { return matcher.MatchOptions{} }
+	if c.DB != "" {
+		vs, err := readVotes(ctx, c.DB, c.Team)
+		if err != nil {
+			return err
+		}
+		steer = func(text string) matcher.MatchOptions { return matcher.MatchOptions{Boosts: vs.boosts(text)} }
+	}
 	m, err := matcher.New(lib, matcher.Options{Taxonomy: c.tax()})
 	if err != nil {
 		return err
@@ -63,9 +76,9 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 	defer m.Close()
 
 	if c.Batch {
-		return matchBatch(ctx, m, c.Top, e)
+		return matchBatch(ctx, m, c.Top, steer, e)
 	}
-	ans, err := m.Match(ctx, text, c.Top)
+	ans, err := m.MatchWith(ctx, text, c.Top, steer(text))
 	if err != nil {
 		return err
 	}
@@ -94,7 +107,7 @@ func writeJSON(w io.Writer, v any) error {
 // error object.
 var errBatch = errors.New("some lines of the batch could not be read; see their \"error\" fields")
 
-func matchBatch(ctx context.Context, m *matcher.Matcher, top int, e env) error {
+func matchBatch(ctx context.Context, m *matcher.Matcher, top int, steer func(string) matcher.MatchOptions, e env) error {
 	r := bufio.NewReaderSize(ctxReader{ctx, e.stdin}, 64<<10)
 	failed := false
 	for n := 1; ; n++ {
@@ -119,7 +132,7 @@ func matchBatch(ctx context.Context, m *matcher.Matcher, top int, e env) error {
 					out.ID, out.Error = q.ID, fmt.Sprintf("line %d: no \"text\" field", n)
 				default:
 					out.ID = q.ID
-					if ans, merr := m.Match(ctx, *q.Text, top); merr != nil {
+					if ans, merr := m.MatchWith(ctx, *q.Text, top, steer(*q.Text)); merr != nil {
 						out.Error = fmt.Sprintf("line %d: %v", n, merr)
 					} else {
 						out.View = ans.View()
@@ -231,6 +244,8 @@ func batchID(head, tail []byte) json.RawMessage {
 var words = map[cases.Lang]map[string]string{
 	cases.English: {
 		"signals":  "Signals",
+		"votes_h":  "marked helpful %d× for similar alerts",
+		"votes_n":  "marked not relevant %d× for similar alerts",
 		"symptoms": "symptoms",
 		"comps":    "components",
 		"none":     "No similar case cleared the confidence floor.",
@@ -244,6 +259,8 @@ var words = map[cases.Lang]map[string]string{
 	},
 	cases.Korean: {
 		"signals":  "감지한 신호",
+		"votes_h":  "비슷한 알림에서 도움이 됨으로 %d번 표시됨",
+		"votes_n":  "비슷한 알림에서 관련 없음으로 %d번 표시됨",
 		"symptoms": "증상",
 		"comps":    "구성 요소",
 		"none":     "신뢰도 기준을 넘는 비슷한 사례가 없습니다.",
@@ -294,6 +311,12 @@ func printAnswer(w io.Writer, tax *cases.Taxonomy, ans *matcher.Answer) {
 		}
 		if len(why) > 0 {
 			fmt.Fprintf(w, "   %s: %s\n", t["why"], strings.Join(why, "; "))
+		}
+		if r.Votes.Helpful > 0 {
+			fmt.Fprintf(w, "   %s\n", fmt.Sprintf(t["votes_h"], r.Votes.Helpful))
+		}
+		if r.Votes.NotRelevant > 0 {
+			fmt.Fprintf(w, "   %s\n", fmt.Sprintf(t["votes_n"], r.Votes.NotRelevant))
 		}
 		for _, s := range c.Remediation {
 			if s.IsStated() { // what they did, never the writer's suggestion
