@@ -32,7 +32,7 @@ const analyzerName = "incidentbot_text"
 
 // indexVersion changes whenever the mapping or the analysis changes, so that
 // an index cached on disk by an older version is never reused.
-const indexVersion = "5"
+const indexVersion = "6"
 
 func init() {
 	err := registry.RegisterAnalyzer(analyzerName, func(map[string]any, *registry.Cache) (analysis.Analyzer, error) {
@@ -90,6 +90,9 @@ func newMapping(scoring string) mapping.IndexMapping {
 			fm.Store = false
 			fm.IncludeTermVectors = false // explanations analyse the shown cases instead
 			fm.IncludeInAll = false
+			// Doc values keep every case's terms again, for sorting and
+			// faceting on a field; text is only searched.
+			fm.DocValues = false
 			dm.AddFieldMappingsAt(fieldName(f.name, lang), fm)
 		}
 	}
