@@ -54,6 +54,19 @@ func (l *Library) Get(id string) (*Case, bool) {
 	return c, ok
 }
 
+// Filter returns a library of the cases keep accepts, each with its origin.
+func (l *Library) Filter(keep func(*Case) bool) *Library {
+	out := &Library{byID: map[string]*Case{}, origin: map[string]string{}}
+	for _, c := range l.cases {
+		if keep(c) {
+			out.cases = append(out.cases, c)
+			out.byID[c.ID] = c
+			out.origin[c.ID] = l.origin[c.ID]
+		}
+	}
+	return out
+}
+
 // Origin returns the name of the source a case came from.
 func (l *Library) Origin(id string) string { return l.origin[id] }
 

@@ -58,12 +58,19 @@ type Options struct {
 	// Logger receives what goes wrong with the index on disk and is worked
 	// around (a lock held elsewhere, a damaged index rebuilt); nil discards.
 	Logger *slog.Logger
+	// Only keeps cases to one channel each: case id -> the channel where
+	// it may be suggested and shown (a team case captured in a private
+	// channel). Only lookups for that channel (MatchWith, SearchWith,
+	// CaseIn) see such a case; Match, Rank, Search, Case and Library never
+	// do, and the learned tag model is trained without them.
+	Only map[string]string
 }
 
 // Matcher answers which cases of a library are most like a text. It is safe
 // for concurrent use.
 type Matcher struct {
-	lib   *cases.Library
+	lib   *cases.Library // every case, those kept to a channel too
+	pub   *cases.Library // the cases every lookup may see
 	tax   *cases.Taxonomy
 	idx   bleve.Index
 	ext   *Extractor
@@ -99,10 +106,15 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	pub := lib
+	if len(opts.Only) > 0 {
+		pub = lib.Filter(func(c *cases.Case) bool { _, kept := opts.Only[c.ID]; return !kept })
+	}
 	// The model is trained before the index is built, so that training's
 	// working set is freed before the index's is taken: both at once are
-	// what a large library's build would peak at.
-	mdl, err := loadOrLearn(lib, opts.Taxonomy, opts.IndexDir)
+	// what a large library's build would peak at. It learns only from the
+	// cases every lookup may see.
+	mdl, err := loadOrLearn(pub, opts.Taxonomy, opts.IndexDir)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +122,7 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Matcher{lib: lib, tax: opts.Taxonomy, idx: idx, ext: NewExtractor(opts.Taxonomy), opts: opts, reuse: reused, df: df, model: mdl,
+	m := &Matcher{lib: lib, pub: pub, tax: opts.Taxonomy, idx: idx, ext: NewExtractor(opts.Taxonomy), opts: opts, reuse: reused, df: df, model: mdl,
 		byTag: map[string][]*cases.Case{}, idf: map[string]float64{}, keys: map[*cases.Case][]string{}}
 	for _, c := range lib.Cases() {
 		m.keys[c] = tagKeys(c)
@@ -155,8 +167,9 @@ func (m *Matcher) Close() error {
 	return m.closeErr
 }
 
-// Library returns the library the matcher answers from.
-func (m *Matcher) Library() *cases.Library { return m.lib }
+// Library returns the library the matcher answers from, without the cases
+// Options.Only keeps to a channel.
+func (m *Matcher) Library() *cases.Library { return m.pub }
 
 // Taxonomy returns the taxonomy the matcher labels tags with.
 func (m *Matcher) Taxonomy() *cases.Taxonomy { return m.tax }
@@ -217,13 +230,14 @@ func (m *Matcher) Match(ctx context.Context, text string, top int) (*Answer, err
 }
 
 // MatchWith is Match with what the caller adds to the text: the votes
-// cast on cases for similar texts.
-func (m *Matcher) MatchWith(ctx context.Context, text string, top int, opts MatchOptions) (*Answer, error) {
+// cast on cases for similar texts, and the channel the lookup is for (the
+// cases kept to o.Channel are among those it may suggest).
+func (m *Matcher) MatchWith(ctx context.Context, text string, top int, o MatchOptions) (*Answer, error) {
 	ans := &Answer{Lang: DetectLang(text)}
 	if top <= 0 || strings.TrimSpace(text) == "" || resolvedNotice.MatchString(text) {
 		return ans, nil
 	}
-	return m.rank(ctx, ans, text, Filters{}, top, true, boostsByCase(opts.Boosts))
+	return m.rank(ctx, ans, text, Filters{}, top, true, o)
 }
 
 // Rank returns the top cases most like text with no confidence floor: the
@@ -234,13 +248,19 @@ func (m *Matcher) Rank(ctx context.Context, text string, top int) (*Answer, erro
 	if top <= 0 || strings.TrimSpace(text) == "" {
 		return ans, nil
 	}
-	return m.rank(ctx, ans, text, Filters{}, top, false, nil)
+	return m.rank(ctx, ans, text, Filters{}, top, false, MatchOptions{})
 }
 
 // Search answers a lookup: free text with optional filters (see ParseQuery).
 // With filters and no text it lists the matching cases, newest first; the
 // confidence floor applies only to text without filters.
 func (m *Matcher) Search(ctx context.Context, q string, top int) (*Answer, error) {
+	return m.SearchWith(ctx, q, top, MatchOptions{})
+}
+
+// SearchWith is Search for a lookup that says more than its query: the
+// cases kept to o.Channel are among those it may find.
+func (m *Matcher) SearchWith(ctx context.Context, q string, top int, o MatchOptions) (*Answer, error) {
 	text, f, err := ParseQuery(q)
 	if err != nil {
 		return nil, err
@@ -256,9 +276,9 @@ func (m *Matcher) Search(ctx context.Context, q string, top int) (*Answer, error
 		if f.Empty() {
 			return ans, nil
 		}
-		return m.list(ctx, ans, f, top)
+		return m.list(ctx, ans, f, top, o)
 	}
-	return m.rank(ctx, ans, text, f, top, f.Empty(), nil)
+	return m.rank(ctx, ans, text, f, top, f.Empty(), o)
 }
 
 func (m *Matcher) checkFilters(f Filters) error {
@@ -352,15 +372,19 @@ func (m *Matcher) search(ctx context.Context, req *bleve.SearchRequest) (res *bl
 	return res, nil
 }
 
-func (m *Matcher) list(ctx context.Context, ans *Answer, f Filters, top int) (*Answer, error) {
-	req := bleve.NewSearchRequestOptions(filterQuery(f), top, 0, false)
+func (m *Matcher) list(ctx context.Context, ans *Answer, f Filters, top int, o MatchOptions) (*Answer, error) {
+	// Hits the lookup may not see are dropped: ask for enough more.
+	req := bleve.NewSearchRequestOptions(filterQuery(f), top+len(m.opts.Only), 0, false)
 	req.SortBy([]string{"-" + fieldDate, "_id"})
 	res, err := m.search(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range res.Hits {
-		if c, ok := m.lib.Get(h.ID); ok {
+		if len(ans.Results) == top {
+			break
+		}
+		if c, ok := m.lib.Get(h.ID); ok && o.sees(m.opts.Only, c.ID) {
 			ans.Results = append(ans.Results, Result{Case: c, Score: 1})
 		}
 	}
@@ -562,4 +586,13 @@ func meaningful(w string) bool {
 }
 
 // Case returns the library's case with the given id.
-func (m *Matcher) Case(id string) (*cases.Case, bool) { return m.lib.Get(id) }
+func (m *Matcher) Case(id string) (*cases.Case, bool) { return m.pub.Get(id) }
+
+// CaseIn returns the case with id if it may be shown in channel: every case
+// Case returns, and those Options.Only keeps to channel.
+func (m *Matcher) CaseIn(id, channel string) (*cases.Case, bool) {
+	if !(MatchOptions{Channel: channel}).sees(m.opts.Only, id) {
+		return nil, false
+	}
+	return m.lib.Get(id)
+}

@@ -101,6 +101,16 @@ type MatchOptions struct {
 	// (see Signature.Similar): they move a case that matched on its own up
 	// or down, within bounds, and never bring in one that did not.
 	Boosts []Boost
+	// Channel is the Slack channel the lookup is for. A case that
+	// Options.Only keeps to a channel is found only by lookups for that
+	// channel; an empty Channel finds none of them.
+	Channel string
+}
+
+// sees reports whether a lookup with o may see the case with id.
+func (o MatchOptions) sees(only map[string]string, id string) bool {
+	ch, kept := only[id]
+	return !kept || (o.Channel != "" && ch == o.Channel)
 }
 
 // Boost is the votes on one case for texts like the one matched.

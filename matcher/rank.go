@@ -245,10 +245,13 @@ func (w *Weights) Trouble(sc *Scored) float64 {
 // Score gathers the evidence for a text without weighing the candidates:
 // the fit command uses it to try weights.
 func (m *Matcher) Score(ctx context.Context, text string) (*Scored, error) {
-	return m.score(ctx, text, Filters{})
+	return m.score(ctx, text, Filters{}, MatchOptions{})
 }
 
-func (m *Matcher) score(ctx context.Context, text string, f Filters) (*Scored, error) {
+// score gathers the evidence among the cases o may see: the others are
+// dropped from the text hits before anything is learned from them (their
+// tags would otherwise be voted for by neighbours).
+func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOptions) (*Scored, error) {
 	sc := &Scored{Lang: DetectLang(text)}
 	tq, surface, qterms := m.textQuery(text, sc.Lang)
 	sc.qterms, sc.surface = qterms, surface
@@ -264,6 +267,9 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters) (*Scored, e
 			return nil, err
 		}
 		hits = res.Hits
+		if len(m.opts.Only) > 0 {
+			hits = slices.DeleteFunc(slices.Clone(hits), func(h *search.DocumentMatch) bool { return !o.sees(m.opts.Only, h.ID) })
+		}
 	}
 	var best float64
 	for _, h := range hits {
@@ -305,7 +311,9 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters) (*Scored, e
 		tagTotal += w * m.idfOf(k)
 		if f.Empty() && w >= 0.5*m.opts.Weights.Phrase {
 			for _, c := range m.byTag[k] {
-				add(c)
+				if o.sees(m.opts.Only, c.ID) {
+					add(c)
+				}
 			}
 		}
 	}
@@ -416,11 +424,12 @@ func (w *Weights) Answers(sc *Scored, cands []Parts, scores []float64, top int, 
 	return n
 }
 
-func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters, top int, gate bool, boosts map[string]Boost) (*Answer, error) {
-	sc, err := m.score(ctx, text, f)
+func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters, top int, gate bool, o MatchOptions) (*Answer, error) {
+	sc, err := m.score(ctx, text, f, o)
 	if err != nil {
 		return nil, err
 	}
+	boosts := boostsByCase(o.Boosts)
 	ans.Symptoms, ans.Components, ans.RootCauses = sc.Symptoms, sc.Components, sc.RootCauses
 	cands := sc.Candidates
 	if !f.Empty() {
