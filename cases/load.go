@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -198,6 +199,18 @@ func loadFS(ctx context.Context, fsys fs.FS, root, name string, tax *Taxonomy) (
 		return nil, fmt.Errorf("load cases from %s: %w", name, err)
 	}
 	return src, nil
+}
+
+// LoadBytes reads cases held in memory, such as rows of a database, as
+// Load reads files: each key of files is a name whose ending (.json, .yaml,
+// ...) picks the format, and which problems and Set.Files give as
+// name/key. name labels the set.
+func LoadBytes(name string, files map[string][]byte, tax *Taxonomy) *Set {
+	src := &Set{Name: name, Files: map[string]string{}}
+	for _, key := range slices.Sorted(maps.Keys(files)) {
+		src.addFile(path.Join(name, key), files[key], tax)
+	}
+	return src
 }
 
 // errNotRegular is returned for a case file name that is a named pipe, a
