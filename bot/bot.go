@@ -29,12 +29,15 @@ import (
 	"github.com/incidentbot/incidentbot/store"
 )
 
-// Searcher finds cases like a text; *matcher.Matcher implements it.
+// Searcher finds cases like a text; *matcher.Matcher implements it. Every
+// lookup names the channel it answers in: a team case captured in a private
+// channel is found only there.
 type Searcher interface {
-	// MatchWith matches a text with the votes cast on similar texts.
+	// MatchWith matches a text with the votes cast on similar texts, for
+	// the channel it answers in.
 	MatchWith(ctx context.Context, text string, top int, opts matcher.MatchOptions) (*matcher.Answer, error)
-	Search(ctx context.Context, query string, top int) (*matcher.Answer, error)
-	Case(id string) (*cases.Case, bool)
+	SearchWith(ctx context.Context, query string, top int, opts matcher.MatchOptions) (*matcher.Answer, error)
+	CaseIn(id, channel string) (*cases.Case, bool)
 }
 
 // Recorder keeps what the bot suggested and the votes it got;

@@ -319,7 +319,7 @@ func (b *Bot) newCaseID(ctx context.Context, channelName, date string) (string, 
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
-		if _, ok := b.searcher().Case(id); ok {
+		if _, ok := b.searcher().CaseIn(id, ""); ok {
 			continue
 		}
 		_, ok, err := b.opts.TeamCases.TeamCase(ctx, id)

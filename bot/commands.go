@@ -105,7 +105,7 @@ func (b *Bot) slashAnswer(ctx context.Context, cmd slack.SlashCommand) map[strin
 		if rest == "" {
 			return ephemeralPayload(renderText(helpText(lang, "search")))
 		}
-		ans, err := b.searcher().Search(ctx, rest, b.opts.Top+hiddenSlack)
+		ans, err := b.searcher().SearchWith(ctx, rest, b.opts.Top+hiddenSlack, matcher.MatchOptions{Channel: cmd.ChannelID})
 		if err != nil {
 			// Filter mistakes come back as errors that say what to write.
 			return ephemeralPayload(renderText(":warning: " + escape(err.Error())))
@@ -132,7 +132,7 @@ func (b *Bot) slashAnswer(ctx context.Context, cmd slack.SlashCommand) map[strin
 // showPayload shows one case in full; a team case comes with Edit and
 // Delete buttons, and one captured in a private channel only there.
 func (b *Bot) showPayload(ctx context.Context, cmd slack.SlashCommand, id []string, lang cases.Lang) map[string]any {
-	c, ok := b.searcher().Case(id[0])
+	c, ok := b.searcher().CaseIn(id[0], cmd.ChannelID)
 	team := false
 	if b.opts.TeamCases != nil && strings.HasPrefix(id[0], TeamCasePrefix) {
 		_, tc, found, err := b.teamCase(ctx, id[0])

@@ -437,7 +437,7 @@ func (b *Bot) match(ctx context.Context, channel, text string, top int) (*matche
 		want = top + hiddenSlack
 	}
 	boosts := b.votes.boosts(text, start.Add(-b.opts.VoteWindow))
-	ans, err := b.searcher().MatchWith(ctx, text, want, matcher.MatchOptions{Boosts: boosts})
+	ans, err := b.searcher().MatchWith(ctx, text, want, matcher.MatchOptions{Boosts: boosts, Channel: channel})
 	b.m.matchTime.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return ans, err
