@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -151,7 +152,8 @@ func nonEmpty(ss ...string) []string {
 type casesCmd struct {
 	Import   casesImportCmd   `cmd:"" help:"Turn postmortem documents (Markdown, HTML exports, Incident Library JSON) into case files."`
 	Validate casesValidateCmd `cmd:"" help:"List every problem in case files; exit 1 when any is an error."`
-	List     casesListCmd     `cmd:"" help:"List the cases of the library."`
+	List     casesListCmd     `cmd:"" help:"List the cases of the library, built-in, from case files and saved by the team, with where each comes from."`
+	Export   casesExportCmd   `cmd:"" help:"Write the team cases saved from Slack as case files, for review in git."`
 	Stats    casesStatsCmd    `cmd:"" help:"Count cases per tag and list the taxonomy ids no case uses."`
 	Relate   casesRelateCmd   `cmd:"" help:"Fill the related field of every one-case file (JSON or YAML) in DIR with up to three cases, from DIR and the built-in library."`
 }
@@ -216,13 +218,34 @@ func (c *casesValidateCmd) Run(e env) error {
 // casesListCmd is "incidentbot cases list".
 type casesListCmd struct {
 	libFlags
+	storeFlags
 	JSON bool `name:"json" help:"Print the cases as a JSON array."`
 }
 
-func (c *casesListCmd) Run(e env) error {
-	lib, err := c.load(e.stderr)
+func (c *casesListCmd) Run(ctx context.Context, e env) error {
+	sets, _, err := c.loadSets(ctx, e.stderr)
 	if err != nil {
 		return err
+	}
+	if _, err := mergeSets(sets, e.stderr); err != nil {
+		return err
+	}
+	// The team cases in the activity store, when there is one.
+	var tc teamCases
+	st, _, ok, err := openExisting(ctx, &c.storeFlags, e, nil)
+	if err != nil {
+		return err
+	}
+	if ok {
+		tc, err = readTeamCases(ctx, st, c.tax())
+		st.Close()
+		if err != nil {
+			return err
+		}
+	}
+	lib, _, left := withTeam(sets, tc)
+	for _, why := range left {
+		fmt.Fprintf(e.stderr, "incidentbot: %s\n", why)
 	}
 	if c.JSON {
 		list := lib.Cases()
@@ -231,8 +254,33 @@ func (c *casesListCmd) Run(e env) error {
 		}
 		return writeJSON(e.stdout, list)
 	}
-	printList(termWriter{e.stdout}, lib.Cases(), outputWidth(e))
+	printList(termWriter{e.stdout}, lib.Cases(), caseSources(sets, tc, lib), outputWidth(e))
 	return nil
+}
+
+// caseSources says where each case of lib comes from: builtin, the file
+// it was read from, or team (with the channel a private one is kept to).
+func caseSources(sets []*cases.Set, tc teamCases, lib *cases.Library) map[string]string {
+	out := map[string]string{}
+	for _, s := range sets {
+		for _, c := range s.Cases {
+			if s.Name == cases.BuiltinSource {
+				out[c.ID] = cases.BuiltinSource
+			} else {
+				out[c.ID] = s.Files[c.ID]
+			}
+		}
+	}
+	for _, c := range lib.Cases() {
+		if lib.Origin(c.ID) != teamSource {
+			continue
+		}
+		out[c.ID] = teamSource
+		if ch, private := tc.only[c.ID]; private {
+			out[c.ID] = teamSource + ", private: " + ch
+		}
+	}
+	return out
 }
 
 // listWidth is the width of "cases list" when standard output is not a
@@ -250,27 +298,35 @@ func outputWidth(e env) int {
 	return listWidth
 }
 
-// printList prints one line per case, ID, date, organisation and title,
-// each line at most width columns: the organisation and then the title are
-// shortened to fit.
-func printList(w io.Writer, list []*cases.Case, width int) {
+// printList prints one line per case, ID, date, organisation, where it
+// comes from (source) and title, each line at most width columns: the
+// organisation, the source and then the title are shortened to fit.
+func printList(w io.Writer, list []*cases.Case, source map[string]string, width int) {
 	const gap = 2
-	idW, dateW, orgW := len("ID"), len("DATE"), len("ORG")
+	idW, dateW, orgW, srcW := len("ID"), len("DATE"), len("ORG"), len("SOURCE")
 	for _, c := range list {
 		idW, dateW = max(idW, columns(c.ID)), max(dateW, columns(c.Date))
-		orgW = max(orgW, columns(c.Org))
+		orgW, srcW = max(orgW, columns(c.Org)), max(srcW, columns(source[c.ID]))
 	}
 	// Ids are never cut (they are what users copy); a column wide enough
 	// for most, and a longer id pushes its own row's title shorter.
-	idW, orgW = min(idW, 32), min(orgW, 18)
-	row := func(id, date, org, title string) {
+	idW, orgW, srcW = min(idW, 32), min(orgW, 18), min(srcW, 26)
+	row := func(id, date, org, src, title string) {
 		line := pad(id, idW+gap) + pad(date, dateW+gap) + pad(truncate(org, orgW), orgW+gap)
+		// A long id leaves less room: the source gives way before the line
+		// runs over.
+		sw := max(min(srcW, width-columns(line)-gap-2), 1)
+		if strings.ContainsRune(src, filepath.Separator) {
+			line += pad(truncateLeft(src, sw), sw+gap) // a file's name is its end
+		} else {
+			line += pad(truncate(src, sw), sw+gap)
+		}
 		line += truncate(title, max(width-columns(line), 1))
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
-	row("ID", "DATE", "ORG", "TITLE")
+	row("ID", "DATE", "ORG", "SOURCE", "TITLE")
 	for _, c := range list {
-		row(c.ID, c.Date, c.Org, c.Title.In(cases.English))
+		row(c.ID, c.Date, c.Org, source[c.ID], c.Title.In(cases.English))
 	}
 }
 
@@ -310,6 +366,21 @@ func truncate(s string, n int) string {
 		used += runeColumns(r)
 	}
 	return b.String() + "…"
+}
+
+// truncateLeft shortens s to at most n columns, starting it with "…" when
+// cut.
+func truncateLeft(s string, n int) string {
+	if columns(s) <= n {
+		return s
+	}
+	rs := []rune(s)
+	used, i := 0, len(rs)
+	for i > 0 && used+runeColumns(rs[i-1]) <= n-1 {
+		i--
+		used += runeColumns(rs[i])
+	}
+	return "…" + string(rs[i:])
 }
 
 // nearest returns up to n of ids closest to the mistyped id: those within a

@@ -80,6 +80,30 @@ func (l *libFlags) loadContext(ctx context.Context, warn io.Writer) (*cases.Libr
 // loadChecked is loadContext that also returns the problems of severity
 // error in the case files (each left a case or a whole file out).
 func (l *libFlags) loadChecked(ctx context.Context, warn io.Writer) (*cases.Library, []cases.Problem, error) {
+	sets, problems, err := l.loadSets(ctx, warn)
+	if err != nil {
+		return nil, problems, err
+	}
+	lib, err := mergeSets(sets, warn)
+	return lib, problems, err
+}
+
+// mergeSets merges the sets loadSets read, later ones replacing the cases
+// of earlier ones with the same id, each replacement said on warn.
+func mergeSets(sets []*cases.Set, warn io.Writer) (*cases.Library, error) {
+	lib, overrides := cases.NewLibrary(sets...)
+	for _, o := range overrides {
+		fmt.Fprintf(warn, "incidentbot: case %s from %s replaces the one from %s\n", o.ID, o.By, o.Replaced)
+	}
+	if lib.Len() == 0 {
+		return nil, fmt.Errorf("the case library is empty: pass --cases DIR or leave --builtin on")
+	}
+	return lib, nil
+}
+
+// loadSets reads the built-in cases and each path of --cases, in order,
+// with the problems of severity error in the case files.
+func (l *libFlags) loadSets(ctx context.Context, warn io.Writer) ([]*cases.Set, []cases.Problem, error) {
 	var problems []cases.Problem
 	paths := l.Cases
 	tax, err := l.taxonomy(warn)
@@ -112,12 +136,5 @@ func (l *libFlags) loadChecked(ctx context.Context, warn io.Writer) (*cases.Libr
 		}
 		sets = append(sets, s)
 	}
-	lib, overrides := cases.NewLibrary(sets...)
-	for _, o := range overrides {
-		fmt.Fprintf(warn, "incidentbot: case %s from %s replaces the one from %s\n", o.ID, o.By, o.Replaced)
-	}
-	if lib.Len() == 0 {
-		return nil, problems, fmt.Errorf("the case library is empty: pass --cases DIR or leave --builtin on")
-	}
-	return lib, problems, nil
+	return sets, problems, nil
 }

@@ -13,22 +13,32 @@ import (
 type mcpCmd struct {
 	libFlags
 	apiFlags
+	storeFlags
+	teamFlags
 	IndexDir string `name:"index-dir" env:"INCIDENTBOT_INDEX_DIR" help:"Keep the search index on disk here, reused while the library is unchanged; empty: in memory."`
 	LogLevel string `name:"log-level" default:"warn" enum:"debug,info,warn,error" env:"INCIDENTBOT_MCP_LOG_LEVEL" help:"What to log on standard error: debug, info, warn or error."`
 }
 
 // Run serves one client until it disconnects or ctx ends. Standard output
 // carries only the protocol; logs go to standard error.
-func (c *mcpCmd) Run(ctx context.Context, e env) error {
+func (c *mcpCmd) Run(ctx context.Context, e env, o *origin) error {
+	if err := c.teamFlags.check(o); err != nil {
+		return err
+	}
 	log, err := newLogger(e.stderr, c.LogLevel, "text")
 	if err != nil {
 		return err
 	}
-	lib, err := startLive(c.libFlags, matcher.Options{IndexDir: c.IndexDir}, e.stderr, log)
+	lib, err := startLive(&c.libFlags, matcher.Options{IndexDir: c.IndexDir, Logger: log}, e.stderr, log)
 	if err != nil {
 		return err
 	}
 	defer lib.close()
+	stopTeam, err := followTeam(ctx, lib, &c.storeFlags, c.teamFlags, e, log)
+	if err != nil {
+		return err
+	}
+	defer stopTeam()
 	srv, err := api.New(api.Options{Matcher: lib.current.Load, PublicURL: c.PublicURL, Logger: log, Version: buildVersion()})
 	if err != nil {
 		return usageError{"--public-url: " + err.Error()}
@@ -39,7 +49,7 @@ func (c *mcpCmd) Run(ctx context.Context, e env) error {
 			case <-ctx.Done():
 				return
 			case <-e.reload:
-				lib.reload(c.libFlags, log)
+				lib.reloadFiles(c.libFlags, log)
 			}
 		}
 	}()

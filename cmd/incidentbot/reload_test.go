@@ -59,14 +59,18 @@ const teamCase = `{"id": "%s", "org": "Quasar", "date": "2025-01-02", "title": {
 
 func writeCase(t *testing.T, dir, id, title, text, sym, comp string) {
 	t.Helper()
-	data := []byte(strings.NewReplacer("%s", "\x00").Replace(teamCase))
-	out := string(data)
+	if err := os.WriteFile(filepath.Join(dir, id+".json"), caseJSON(id, title, text, sym, comp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// caseJSON is a case in the Incident Library format.
+func caseJSON(id, title, text, sym, comp string) []byte {
+	out := strings.NewReplacer("%s", "\x00").Replace(teamCase)
 	for _, v := range []string{id, title, text, sym, comp, id} {
 		out = strings.Replace(out, "\x00", v, 1)
 	}
-	if err := os.WriteFile(filepath.Join(dir, id+".json"), []byte(out), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return []byte(out)
 }
 
 // reloadableBot is `incidentbot run` in this process, over a directory of

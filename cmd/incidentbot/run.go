@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,7 @@ type botCmd struct {
 	apiFlags
 	storeFlags
 	digestFlags
+	teamFlags
 }
 
 // Bounds of run's numeric flags.
@@ -78,6 +80,9 @@ func (c *botCmd) check(o *origin) error {
 	}
 	if g := c.AdminGroup; g != "" && (!strings.HasPrefix(g, "S") || strings.ContainsAny(g, " @")) {
 		return o.errorf("admin-group", "must be a user group id such as S0123ABCD (Slack shows it in the group's profile, under ⋯ → Copy group ID), got %q", g)
+	}
+	if err := c.teamFlags.check(o); err != nil {
+		return err
 	}
 	return o.durationIn("digest-grace", c.DigestGrace, 0, maxGrace)
 }
@@ -130,11 +135,18 @@ func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) er
 	buffered := store.NewBuffered(st, log, store.BufferOptions{})
 	owner := replicaName(e)
 
+	// The team cases join before the bot answers: a replica that starts
+	// answers with what the others already have.
+	if err := lib.refreshTeam(ctx, st); err != nil {
+		log.Warn("team cases not loaded; trying again in the background", "err", err)
+	}
+
 	dg := &digests{now: time.Now}
 	b, err := c.newBot(e, log, lib, st, buffered, owner, dg)
 	if err != nil {
 		return err
 	}
+	lib.swapped = func(m *matcher.Matcher) { b.SetSearcher(m) }
 	dg.s = digest.New(digest.Options{Targets: targets, Store: st, Poster: b, Owner: owner, Grace: time.Duration(c.DigestGrace),
 		Logger: log, Library: func() *cases.Library { return lib.current.Load().Library() }})
 
@@ -163,6 +175,10 @@ func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) er
 	g.Go(func() error { return purge(gctx, st, time.Duration(c.Retention), log) })
 	g.Go(func() error { return purgeInbox(gctx, st, time.Now, log) })
 	g.Go(func() error {
+		followTeamCases(gctx, lib, st, time.Duration(c.TeamPoll))
+		return nil
+	})
+	g.Go(func() error {
 		for {
 			select {
 			case <-gctx.Done():
@@ -181,18 +197,26 @@ func (c *botCmd) run(ctx context.Context, e env, o *origin, log *slog.Logger) er
 	return err
 }
 
-// liveLibrary is the matcher in use, swapped on reload, with the reloads'
-// metrics.
+// liveLibrary is the matcher in use, swapped on reload and when the team
+// cases change, with the reloads' metrics.
 type liveLibrary struct {
 	current atomic.Pointer[matcher.Matcher]
 	opts    matcher.Options
+	log     *slog.Logger
+	// swapped, when set, is given each new matcher (the bot answers from
+	// it). It is set before anything rebuilds the library.
+	swapped func(*matcher.Matcher)
+
+	mu    sync.Mutex   // held while the library is rebuilt
+	files []*cases.Set // the built-in cases and case files in use
+	team  teamCases    // the team cases in use
 
 	reloadFailures prometheus.Counter // reloads refused: the previous library stayed
 	lastLoaded     prometheus.Gauge   // when the library in use was loaded (Unix seconds)
 }
 
-func newLiveLibrary(opts matcher.Options) *liveLibrary {
-	return &liveLibrary{opts: opts,
+func newLiveLibrary(opts matcher.Options, log *slog.Logger) *liveLibrary {
+	return &liveLibrary{opts: opts, log: log,
 		reloadFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "incidentbot_library_reload_failures_total",
 			Help: "Reloads of the case library refused because a case file had an error or the index failed; the previous library stayed in use."}),
 		lastLoaded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "incidentbot_library_last_reload_success_timestamp_seconds",
@@ -202,20 +226,91 @@ func newLiveLibrary(opts matcher.Options) *liveLibrary {
 
 // startLibrary loads the case library and builds (or reopens) its index.
 func (c *botCmd) startLibrary(e env, log *slog.Logger) (*liveLibrary, error) {
+	tax, err := c.taxonomy(e.stderr)
+	if err != nil {
+		return nil, err
+	}
+	return startLiveLibrary(&c.libFlags, matcher.Options{Floor: c.Floor, IndexDir: c.IndexDir, Logger: log, Taxonomy: tax}, e.stderr, log)
+}
+
+// startLiveLibrary loads the built-in cases and case files and indexes
+// them; the team cases join when refreshTeam first finds them.
+func startLiveLibrary(lf *libFlags, opts matcher.Options, warn io.Writer, log *slog.Logger) (*liveLibrary, error) {
 	start := time.Now()
-	lib, err := c.load(e.stderr)
+	sets, _, err := lf.loadSets(context.Background(), warn)
 	if err != nil {
 		return nil, err
 	}
-	l := newLiveLibrary(matcher.Options{Floor: c.Floor, IndexDir: c.IndexDir, Logger: log, Taxonomy: c.tax()})
-	m, err := matcher.New(lib, l.opts)
+	if _, err := mergeSets(sets, warn); err != nil {
+		return nil, err
+	}
+	l := newLiveLibrary(opts, log)
+	m, lib, _, err := l.build(sets, teamCases{})
 	if err != nil {
 		return nil, err
 	}
+	l.files = sets
 	l.current.Store(m)
 	l.lastLoaded.SetToCurrentTime()
 	log.Info("case library ready", "cases", lib.Len(), "index_reused", m.Reused(), "took", time.Since(start).Round(time.Millisecond))
 	return l, nil
+}
+
+// build indexes the files' cases and the team cases together, the private
+// team cases kept to their channels. It returns why team cases were left
+// out.
+func (l *liveLibrary) build(files []*cases.Set, tc teamCases) (*matcher.Matcher, *cases.Library, []string, error) {
+	lib, only, left := withTeam(files, tc)
+	opts := l.opts
+	opts.Only = only
+	m, err := matcher.New(lib, opts)
+	return m, lib, left, err
+}
+
+// swap puts m in use; lookups being answered finish with the old matcher,
+// closed a little later.
+func (l *liveLibrary) swap(m *matcher.Matcher) {
+	old := l.current.Swap(m)
+	if l.swapped != nil {
+		l.swapped(m)
+	}
+	l.lastLoaded.SetToCurrentTime()
+	if old != nil {
+		time.AfterFunc(time.Minute, func() { old.Close() })
+	}
+}
+
+// refreshTeam rebuilds the index with the team cases when they changed
+// since it was built, and swaps it in before it returns. What fails leaves
+// the library in use, and is tried again at the next call.
+func (l *liveLibrary) refreshTeam(ctx context.Context, st teamStore) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, err := st.TeamCasesVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if v == l.team.version {
+		return nil
+	}
+	start := time.Now()
+	tc, err := readTeamCases(ctx, st, l.opts.Taxonomy)
+	if err != nil {
+		return err
+	}
+	m, lib, left, err := l.build(l.files, tc)
+	if err != nil {
+		l.reloadFailures.Inc()
+		return fmt.Errorf("index the team cases: %w", err)
+	}
+	for _, why := range left {
+		l.log.Warn(why)
+	}
+	l.team = tc
+	l.swap(m)
+	l.log.Info("team cases loaded", "version", tc.version, "team_cases", len(tc.set.Cases), "private", len(tc.only),
+		"cases", lib.Len(), "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // newBot wires the bot to the library, the store and the digests.
@@ -253,6 +348,7 @@ func (c *botCmd) newBot(e env, log *slog.Logger, lib *liveLibrary, st store.Stor
 		PublicURL:       c.PublicURL,
 		TeamCases:       st,
 		AdminGroup:      c.AdminGroup,
+		RefreshLibrary:  func(ctx context.Context) error { return lib.refreshTeam(ctx, st) },
 		Checks: map[string]func(context.Context) error{"store": func(ctx context.Context) error {
 			if err := st.Ping(ctx); err != nil {
 				return err
@@ -306,6 +402,8 @@ func serveUntilDone(ctx context.Context, g *errgroup.Group, srv *http.Server, ln
 // failure is logged as an error, counted, and shown on the health probes
 // until a reload succeeds.
 func reload(ctx context.Context, lf libFlags, lib *liveLibrary, b *bot.Bot, log *slog.Logger) {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
 	start := time.Now()
 	fail := func(err error) {
 		lib.reloadFailures.Inc()
@@ -313,7 +411,7 @@ func reload(ctx context.Context, lf libFlags, lib *liveLibrary, b *bot.Bot, log 
 		log.Error("reload failed; keeping the previous case library", "cases", lib.current.Load().Library().Len(), "err", err)
 	}
 	var warn strings.Builder
-	next, problems, err := lf.loadChecked(ctx, &warn)
+	sets, problems, err := lf.loadSets(ctx, &warn)
 	if err != nil {
 		fail(err)
 		return
@@ -331,19 +429,24 @@ func reload(ctx context.Context, lf libFlags, lib *liveLibrary, b *bot.Bot, log 
 			plural(len(problems), "problem"), strings.Join(first, "; "), more))
 		return
 	}
+	if _, err := mergeSets(sets, &warn); err != nil {
+		fail(err)
+		return
+	}
 	if warn.Len() > 0 {
 		log.Warn("reload: " + strings.TrimSpace(warn.String()))
 	}
-	m, err := matcher.New(next, lib.opts)
+	m, next, left, err := lib.build(sets, lib.team)
 	if err != nil {
 		fail(err)
 		return
 	}
-	old := lib.current.Swap(m)
-	b.SetSearcher(m)
+	for _, why := range left {
+		log.Warn(why)
+	}
+	lib.files = sets
+	lib.swap(m)
 	b.SetLibraryStatus(nil)
-	lib.lastLoaded.SetToCurrentTime()
-	time.AfterFunc(time.Minute, func() { old.Close() })
 	log.Info("case library reloaded", "cases", next.Len(), "took", time.Since(start).Round(time.Millisecond))
 }
 

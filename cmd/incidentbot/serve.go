@@ -9,13 +9,11 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/incidentbot/incidentbot/api"
-	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher"
 )
 
@@ -30,14 +28,20 @@ type apiFlags struct {
 type serveCmd struct {
 	libFlags
 	apiFlags
+	storeFlags
+	teamFlags
 	Addr      string `name:"addr" default:"127.0.0.1:8088" env:"INCIDENTBOT_API_ADDR" help:"Address to listen on. Beyond loopback (e.g. :8088) the token in INCIDENTBOT_API_TOKEN is required."`
 	IndexDir  string `name:"index-dir" env:"INCIDENTBOT_INDEX_DIR" help:"Keep the search index on disk here, reused while the library is unchanged; empty: in memory."`
 	LogLevel  string `name:"log-level" default:"info" enum:"debug,info,warn,error" env:"INCIDENTBOT_LOG_LEVEL" help:"debug, info, warn or error."`
 	LogFormat string `name:"log-format" default:"text" enum:"text,json" env:"INCIDENTBOT_LOG_FORMAT" help:"text or json."`
 }
 
-// Run serves until ctx ends; SIGHUP reloads the library.
-func (c *serveCmd) Run(ctx context.Context, e env) error {
+// Run serves until ctx ends; SIGHUP reloads the library, and the team
+// cases in the activity store are followed as they change.
+func (c *serveCmd) Run(ctx context.Context, e env, o *origin) error {
+	if err := c.teamFlags.check(o); err != nil {
+		return err
+	}
 	token := e.getenv(api.TokenEnv)
 	auth, err := api.CheckListen(c.Addr, token)
 	if err != nil {
@@ -47,7 +51,7 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 	if err != nil {
 		return err
 	}
-	lib, err := startLive(c.libFlags, matcher.Options{IndexDir: c.IndexDir}, e.stderr, log)
+	lib, err := startLive(&c.libFlags, matcher.Options{IndexDir: c.IndexDir, Logger: log}, e.stderr, log)
 	if err != nil {
 		return err
 	}
@@ -57,6 +61,11 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 		return usageError{fmt.Sprintf("--public-url: %v", err)}
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	stopTeam, err := followTeam(gctx, lib, &c.storeFlags, c.teamFlags, e, log)
+	if err != nil {
+		return err
+	}
+	defer stopTeam()
 	if err := serveAPI(gctx, g, c.Addr, srv.Handler(), auth, log); err != nil {
 		return err
 	}
@@ -66,7 +75,7 @@ func (c *serveCmd) Run(ctx context.Context, e env) error {
 			case <-gctx.Done():
 				return nil
 			case <-e.reload:
-				lib.reload(c.libFlags, log)
+				lib.reloadFiles(c.libFlags, log)
 			}
 		}
 	})
@@ -118,15 +127,8 @@ func serveAPI(ctx context.Context, g *errgroup.Group, addr string, h http.Handle
 	return nil
 }
 
-// live is a matcher over the library, swapped when the library reloads.
-type live struct {
-	current atomic.Pointer[matcher.Matcher]
-	opts    matcher.Options
-}
-
-// startLive loads the library and indexes it.
-func startLive(lf libFlags, opts matcher.Options, warn io.Writer, log *slog.Logger) (*live, error) {
-	start := time.Now()
+// startLive loads the library and indexes it, for serve and mcp.
+func startLive(lf *libFlags, opts matcher.Options, warn io.Writer, log *slog.Logger) (*liveLibrary, error) {
 	tax, err := lf.taxonomy(warn)
 	if err != nil {
 		return nil, err
@@ -134,26 +136,21 @@ func startLive(lf libFlags, opts matcher.Options, warn io.Writer, log *slog.Logg
 	if opts.Taxonomy == nil {
 		opts.Taxonomy = tax
 	}
-	lib, err := loadLibrary(&lf, warn)
-	if err != nil {
-		return nil, err
-	}
-	m, err := matcher.New(lib, opts)
-	if err != nil {
-		return nil, err
-	}
-	l := &live{opts: opts}
-	l.current.Store(m)
-	log.Info("case library ready", "cases", lib.Len(), "index_reused", m.Reused(), "took", time.Since(start).Round(time.Millisecond).String())
-	return l, nil
+	return startLiveLibrary(lf, opts, warn, log)
 }
 
-// reload swaps in a new index of the library; requests being answered
-// finish with the old one, closed a little later. A library that fails to
-// load leaves the old one in place.
-func (l *live) reload(lf libFlags, log *slog.Logger) {
+// reloadFiles reads the case files again and swaps in a new index of them
+// with the team cases in use. Unlike run's reload, a case file with
+// errors only leaves its bad cases out; a library that fails to load
+// leaves the old one in place.
+func (l *liveLibrary) reloadFiles(lf libFlags, log *slog.Logger) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var warn strings.Builder
-	lib, err := loadLibrary(&lf, &warn)
+	sets, _, err := lf.loadSets(context.Background(), &warn)
+	if err == nil {
+		_, err = mergeSets(sets, &warn)
+	}
 	if err != nil {
 		log.Error("reload failed; keeping the current case library", "err", err)
 		return
@@ -161,33 +158,51 @@ func (l *live) reload(lf libFlags, log *slog.Logger) {
 	if warn.Len() > 0 {
 		log.Warn("reload: " + strings.TrimSpace(warn.String()))
 	}
-	opts := l.opts
-	opts.Taxonomy = lf.tax()
-	m, err := matcher.New(lib, opts)
+	l.opts.Taxonomy = lf.tax()
+	m, lib, left, err := l.build(sets, l.team)
 	if err != nil {
 		log.Error("reload failed; keeping the current case library", "err", err)
 		return
 	}
-	old := l.current.Swap(m)
-	time.AfterFunc(time.Minute, func() { old.Close() })
+	for _, why := range left {
+		log.Warn(why)
+	}
+	l.files = sets
+	l.swap(m)
 	log.Info("case library reloaded", "cases", lib.Len())
 }
 
-func (l *live) close() { l.current.Load().Close() }
+func (l *liveLibrary) close() { l.current.Load().Close() }
 
-// caseSource gives cases from beyond the case files: a team's captured
-// cases in the activity store. None is wired yet; see loadLibrary.
-type caseSource interface {
-	// TeamCases returns the cases the team shared, never those private to
-	// a channel.
-	TeamCases(ctx context.Context) (*cases.Set, error)
-}
-
-// loadLibrary is the library the API and MCP serve: the same files and
-// built-in cases run answers from. Team cases captured in the store join
-// here through a caseSource once the store keeps them.
-func loadLibrary(lf *libFlags, warn io.Writer) (*cases.Library, error) {
-	return lf.load(warn)
+// followTeam adds the team cases in the activity store to the library,
+// and follows them until ctx ends: the API and MCP serve what the bot
+// suggests. A command that only reads the store does not create one: with
+// no SQLite file there, it serves the library without team cases. It
+// returns a function that stops following and closes the store.
+func followTeam(ctx context.Context, lib *liveLibrary, sf *storeFlags, tf teamFlags, e env, log *slog.Logger) (func(), error) {
+	st, where, ok, err := openExisting(ctx, sf, e, log)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		log.Info("no activity store: serving no team cases", "path", where)
+		return func() {}, nil
+	}
+	log.Info("reading team cases from the activity store", "store", where)
+	if err := lib.refreshTeam(ctx, st); err != nil {
+		log.Warn("team cases not loaded; trying again in the background", "err", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		followTeamCases(ctx, lib, st, time.Duration(tf.TeamPoll))
+	}()
+	return func() {
+		cancel()
+		<-done
+		st.Close()
+	}, nil
 }
 
 // buildVersion is the module version of this build, for MCP clients.
