@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash/fnv"
 	"regexp"
 	"slices"
 	"strings"
@@ -81,7 +82,7 @@ func steer(cands []Parts, scores []float64, boosts map[string]Boost, floor float
 type Signature struct {
 	// Fingerprint is Fingerprint(text).
 	Fingerprint string
-	terms       []string // sorted, unique
+	terms       []uint64 // hashes of the analysed terms, sorted, unique
 }
 
 // SimilarThreshold is the Jaccard similarity of two texts' analysed terms
@@ -101,8 +102,17 @@ const minSimilarTerms = 3
 // SignatureOf reads a text's signature.
 func SignatureOf(text string) Signature {
 	order, _ := queryTerms(text)
-	slices.Sort(order)
-	return Signature{Fingerprint: Fingerprint(text), terms: slices.Compact(order)}
+	// Hashes compare faster than strings, and a reply compares its text
+	// with every voted text; two terms sharing a 64-bit hash are rare
+	// enough not to matter to a similarity.
+	hs := make([]uint64, len(order))
+	for i, t := range order {
+		h := fnv.New64a()
+		h.Write([]byte(t))
+		hs[i] = h.Sum64()
+	}
+	slices.Sort(hs)
+	return Signature{Fingerprint: Fingerprint(text), terms: slices.Compact(hs)}
 }
 
 // Similarity is the Jaccard similarity of the two texts' analysed terms (0
@@ -113,12 +123,12 @@ func (s Signature) Similarity(o Signature) float64 {
 	}
 	shared, i, j := 0, 0, 0
 	for i < len(s.terms) && j < len(o.terms) {
-		switch c := strings.Compare(s.terms[i], o.terms[j]); {
-		case c == 0:
+		switch a, b := s.terms[i], o.terms[j]; {
+		case a == b:
 			shared++
 			i++
 			j++
-		case c < 0:
+		case a < b:
 			i++
 		default:
 			j++

@@ -1,0 +1,66 @@
+package bot
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/incidentbot/incidentbot/store"
+)
+
+func feedback(user, caseID string, v store.Vote, at time.Time, query string) store.Feedback {
+	return store.Feedback{Time: at, Team: "T1", Channel: "C1", Message: "1.1", User: user, CaseID: caseID, Vote: v, Query: query}
+}
+
+const crashloop = "[FIRING:1] KubePodCrashLooping (prod payments)\nPod payments-7d9f restarted 5 times"
+
+// TestVotesReplace: a reload from the store keeps the votes cast here that
+// the store may not have yet, takes a vote's newer state from either side,
+// and drops votes from before the window.
+func TestVotesReplace(t *testing.T) {
+	now := time.Now()
+	v := newVotes()
+	v.add(feedback("U1", "a", store.NotRelevant, now, crashloop))
+	// The store does not have U1's vote yet; it has U2's, and an old one.
+	v.replace([]store.Feedback{
+		feedback("U2", "a", store.NotRelevant, now.Add(-time.Minute), crashloop),
+		feedback("U3", "a", store.Helpful, now.Add(-48*time.Hour), crashloop),
+	}, now.Add(-24*time.Hour), now)
+	if got := v.boosts(crashloop, now.Add(-24*time.Hour)); len(got) != 1 || got[0].NotRelevant != 2 || got[0].Helpful != 0 {
+		t.Errorf("boosts = %+v, want case a with the two recent not-relevant votes", got)
+	}
+	// U1 changed their mind on another replica; the store has it later.
+	v.replace([]store.Feedback{feedback("U1", "a", store.Helpful, now.Add(time.Second), crashloop)}, now.Add(-24*time.Hour), now)
+	if got := v.boosts(crashloop, now.Add(-24*time.Hour)); len(got) != 1 || got[0].Helpful != 1 || got[0].NotRelevant != 0 {
+		t.Errorf("boosts after the vote changed = %+v, want one helpful", got)
+	}
+	// Votes cast here longer than localKeep ago are the store's to give.
+	later := now.Add(3 * localKeep)
+	v.replace(nil, later.Add(-24*time.Hour), later)
+	if got := v.boosts(crashloop, later.Add(-24*time.Hour)); len(got) != 0 {
+		t.Errorf("boosts with an empty store and only an old local vote = %+v, want none", got)
+	}
+}
+
+// BenchmarkVoteBoosts is the cost votes add to a reply: counting the votes
+// on texts similar to an alert, with maxVotes votes on 1,000 texts in
+// memory.
+func BenchmarkVoteBoosts(b *testing.B) {
+	now := time.Now()
+	var rows []store.Feedback
+	for i := range maxVotes {
+		text := fmt.Sprintf("[FIRING:%d] Service%dLatencyHigh (prod svc-%d)\np99 latency on checkout-%d above %d ms, upstream timeouts from db-%d",
+			i%7, i%1000, i%1000, i%1000, 500+i%900, i%13)
+		rows = append(rows, feedback(fmt.Sprintf("U%d", i), fmt.Sprintf("case-%d", i%50), store.Helpful, now, text))
+	}
+	v := newVotes()
+	v.replace(rows, now.Add(-time.Hour), now)
+	alert := "[FIRING:2] Service42LatencyHigh (prod svc-42)\np99 latency on checkout-42 above 900 ms, upstream timeouts from db-3"
+	if got := v.boosts(alert, now.Add(-time.Hour)); len(got) == 0 {
+		b.Fatal("the benchmark's alert matches no voted text")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		v.boosts(alert, now.Add(-time.Hour))
+	}
+}
