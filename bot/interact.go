@@ -320,12 +320,17 @@ func (b *Bot) onShare(ctx context.Context, in *interaction, id string) {
 	if err != nil {
 		b.log.Warn("reading a shortcut answer to share failed", "err", err)
 	}
-	if !ok || time.Since(p.Created) > shareTTL {
-		lang := b.opts.DefaultLang
-		if err != nil {
-			lang = cases.English
+	if err != nil {
+		// The answer may well be there: keep it, with its button, and say
+		// to press it again.
+		blocks, fallback := renderText(say(b.opts.DefaultLang, "share_error"))
+		if in.ResponseURL != "" {
+			_ = b.post.respond(ctx, in.ResponseURL, blocks, fallback)
 		}
-		blocks, fallback := renderText(say(lang, "expired"))
+		return
+	}
+	if !ok || time.Since(p.Created) > shareTTL {
+		blocks, fallback := renderText(say(b.opts.DefaultLang, "expired"))
 		if in.ResponseURL != "" {
 			_ = b.post.respond(ctx, in.ResponseURL, blocks, fallback, slack.MsgOptionReplaceOriginal(in.ResponseURL))
 		}

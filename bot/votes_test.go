@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -387,5 +388,35 @@ func TestShareWhereNotMember(t *testing.T) {
 				t.Errorf("%d posts tried in a channel the bot is not in: a failed post leaves the thread marked as being answered", n)
 			}
 		})
+	}
+}
+
+// shareDown is a State whose shares cannot be read back.
+type shareDown struct{ bot.State }
+
+func (shareDown) GetShare(context.Context, string) (store.Share, bool, error) {
+	return store.Share{}, false, errors.New("database is down")
+}
+
+// TestShareWhenStateFails: when the shared state cannot give the answer
+// back, the asker keeps it, with its button, and is told to press again.
+func TestShareWhenStateFails(t *testing.T) {
+	h := start(t, func(o *bot.Options) { o.State = shareDown{bot.NewMemState()} })
+	sc := h.event("pagerduty", otherChannel)
+	h.ack(h.fake.SendInteractive(map[string]any{
+		"type": "message_action", "callback_id": bot.ShortcutID, "trigger_id": "trig-down",
+		"user": map[string]any{"id": "U0ASKER"}, "channel": map[string]any{"id": otherChannel, "name": "general"}, "message": sc,
+	}))
+	eph, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "chat.postEphemeral" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ack(h.fake.SendInteractive(sharePress("U0ASKER", otherChannel, shareValueIn(eph.Blocks), h.fake.ResponseURL())))
+	told, err := h.fake.WaitCall(h.waitCtx(), func(c slackfake.Call) bool { return c.Method == "response_url" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(blocksText(told), "press *Share in thread* again") || told.ReplaceOriginal || told.DeleteOriginal {
+		t.Errorf("answered %+v:\n%s", told, blocksText(told))
 	}
 }
