@@ -221,7 +221,8 @@ var help = map[cases.Lang]map[string]string{
 		"": "*incidentbot: have we, or anyone, seen this before?*\n" +
 			"`/incidents similar <text>`: past incidents like an alert or symptom you paste\n" +
 			"`/incidents search <words> [symptom:high-latency] [component:cdn] [root_cause:config-change] [org:cloudflare] [since:2023]`: look up cases\n" +
-			"`/incidents show <case id> [en|ko]`: one case in full\n" +
+			"`/incidents show <case id> [en|ko]`: one case in full (a team case with Edit and Delete)\n" +
+			"`/incidents capture`: in an incident channel, save the incident as a team case (or use the *Save as incident case* shortcut on a message)\n" +
 			"`/incidents digest`: this channel's weekly digest so far\n" +
 			"`/incidents help`: this help\n" +
 			"In incident channels I reply in thread to alerts and messages that look like a past incident. Mention me with text, or in a thread, to ask.",
@@ -233,7 +234,8 @@ var help = map[cases.Lang]map[string]string{
 		"": "*incidentbot: 우리나 누군가 이런 장애를 겪은 적이 있을까?*\n" +
 			"`/incidents similar <내용>`: 붙여 넣은 알림이나 증상과 비슷한 과거 장애\n" +
 			"`/incidents search <검색어> [symptom:high-latency] [component:cdn] [root_cause:config-change] [org:kakao] [since:2023]`: 사례 검색\n" +
-			"`/incidents show <사례 id> [en|ko]`: 사례 전체 보기\n" +
+			"`/incidents show <사례 id> [en|ko]`: 사례 전체 보기 (팀 사례는 고치기와 삭제 가능)\n" +
+			"`/incidents capture`: 장애 채널에서 이번 장애를 팀 사례로 저장 (메시지의 *Save as incident case* 바로가기도 가능)\n" +
 			"`/incidents digest`: 이 채널의 이번 주 다이제스트\n" +
 			"`/incidents help`: 도움말\n" +
 			"장애 채널에서는 과거 장애와 비슷한 알림과 메시지에 스레드로 답합니다. 내용과 함께 멘션하거나 스레드에서 멘션해 물어볼 수 있습니다.",
