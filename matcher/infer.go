@@ -56,7 +56,8 @@ type kindTag struct {
 // inferTags returns the tags a text signals, best first: those the
 // taxonomy's phrases find (a phrase is evidence enough: 0.5 and up with
 // more and longer phrases) and those the learned model is at least even
-// about, each with its surest score.
+// about, each with its surest score. Clauses that deny an impact ("no data
+// was lost") are not read (see unsaid).
 func (m *Matcher) inferTags(text string) []kindTag {
 	byTag := map[tagRef]*kindTag{}
 	var out []*kindTag
@@ -77,6 +78,7 @@ func (m *Matcher) inferTags(text string) []kindTag {
 		byTag[r] = t
 		out = append(out, t)
 	}
+	text = unsaid(text)
 	for _, s := range m.ext.Extract(text) {
 		put(s.Kind, s.ID, min(1, 0.5+0.25*s.Weight), []string{s.Phrase})
 	}

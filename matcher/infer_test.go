@@ -43,3 +43,32 @@ func TestInferLabelsText(t *testing.T) {
 		t.Errorf("chatter labelled: %+v", chatter)
 	}
 }
+
+// A clause that denies an impact names the symptom only to rule it out; a
+// negation that reports trouble ("cannot log in") still counts.
+func TestInferIgnoresDeniedImpact(t *testing.T) {
+	m := newMatcher(t, testLibrary(t), matcher.Options{})
+	has := func(list []matcher.Inferred, id string) bool {
+		for _, x := range list {
+			if x.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		text, symptom string
+		want          bool
+	}{
+		{"The nightly clean-up job deleted current rows; customer data was lost and restored from backup.", "data-loss", true},
+		{"The primary failed over to the replica in 40 seconds. No data was lost.", "data-loss", false},
+		{"Primary failover finished in 40 seconds; no customer data was lost.", "data-loss", false},
+		{"주 데이터베이스가 40초 만에 페일오버되었습니다. 데이터 유실은 없었습니다.", "data-loss", false},
+		{"Users cannot log in: the SSO provider rejects every token.", "auth-failures", true},
+	} {
+		inf := m.Infer(tc.text)
+		if got := has(inf.Symptoms, tc.symptom); got != tc.want {
+			t.Errorf("%q: %s %v, want %v (symptoms %+v)", tc.text, tc.symptom, got, tc.want, inf.Symptoms)
+		}
+	}
+}

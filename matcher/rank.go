@@ -43,6 +43,11 @@ type Weights struct {
 	GateComponent float64 `json:"gate_component"`
 	GateLearned   float64 `json:"gate_learned"`
 	GateBoth      float64 `json:"gate_both"`
+	// GateHint is the least probability the learned model must give some
+	// symptom for it to count as a sign of trouble beside a named
+	// component (counted GateBoth): a status update says "elevated error
+	// rates for some customers using X" and little more.
+	GateHint float64 `json:"gate_hint"`
 	// Floor is the score a case needs to be shown once the text is
 	// answered; Keep the share of the best case's score it needs.
 	Floor float64 `json:"floor"`
@@ -92,6 +97,9 @@ type Scored struct {
 	// strongest symptom and component a taxonomy phrase finds and the
 	// learned model finds (0 to 1), none for a resolved notice.
 	Sym, Comp, SymLearned, CompLearned float64
+	// SymHint is the learned model's likeliest symptom however unsure
+	// (0 to 1): a hint of trouble, not a tag.
+	SymHint float64
 
 	weights map[string]float64
 	qterms  []string
@@ -109,6 +117,7 @@ type queryTags struct {
 	comp    float64             // strongest component a taxonomy phrase finds
 	symL    float64             // strongest symptom the learned model finds
 	compL   float64             // strongest component the learned model finds
+	symH    float64             // likeliest symptom of the learned model, however unsure
 }
 
 func (q *queryTags) put(kind cases.Kind, id string, w float64, phrase string) {
@@ -133,11 +142,17 @@ func (q *queryTags) cause(id string, p float64, evidence []string) {
 	}
 }
 
+// hintProb is the least probability at which the learned model's symptoms
+// are read as hints of trouble (see Weights.GateHint).
+const hintProb = 0.2
+
 // tagsOf reads the tags a text signals by itself: taxonomy phrases and the
-// learned model.
+// learned model. Clauses that deny an impact ("no data was lost") say
+// nothing (see unsaid).
 func (m *Matcher) tagsOf(text string) *queryTags {
 	w := m.opts.Weights
 	q := &queryTags{weights: map[string]float64{}, causes: map[string]float64{}, signals: map[string]*Signal{}, evid: map[string][]string{}}
+	text = unsaid(text)
 	for _, s := range m.ext.Extract(text) {
 		conf := min(1, 0.5+0.25*s.Weight)
 		switch s.Kind {
@@ -151,7 +166,13 @@ func (m *Matcher) tagsOf(text string) *queryTags {
 			q.comp = max(q.comp, conf)
 		}
 	}
-	for _, lt := range m.model.infer(text, 0.5) {
+	for _, lt := range m.model.infer(text, hintProb) {
+		if lt.tag.Kind == cases.KindSymptom {
+			q.symH = max(q.symH, lt.prob)
+		}
+		if lt.prob < 0.5 {
+			continue
+		}
 		switch lt.tag.Kind {
 		case cases.KindRootCause:
 			q.cause(lt.tag.ID, lt.prob, lt.evidence)
@@ -228,14 +249,15 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 
 // Trouble is how surely a text reports trouble (0 to 1): the strongest
 // symptom it signals in its own words, or a component it names (counted
-// GateComponent, or GateBoth when the learned model sees any symptom);
-// what the learned model finds counts GateLearned as much as a phrase. Resemblance to a case's text alone is no sign of trouble:
+// GateComponent, or GateBoth when the learned model sees a symptom at least
+// GateHint likely); what the learned model finds counts GateLearned as much
+// as a phrase. Resemblance to a case's text alone is no sign of trouble:
 // chatter shares words with write-ups too.
 func (w *Weights) Trouble(sc *Scored) float64 {
 	sym := max(sc.Sym, w.GateLearned*sc.SymLearned)
 	comp := max(sc.Comp, w.GateLearned*sc.CompLearned)
 	t := max(sym, w.GateComponent*comp)
-	if sc.SymLearned > 0 {
+	if sc.SymLearned > 0 || (w.GateHint > 0 && sc.SymHint >= w.GateHint) {
 		// A component named beside any sign of trouble, however faint.
 		t = max(t, w.GateBoth*comp)
 	}
@@ -297,7 +319,7 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 
 	q := m.tagsOf(text)
 	if !resolvedNotice.MatchString(text) {
-		sc.Sym, sc.Comp, sc.SymLearned, sc.CompLearned = q.sym, q.comp, q.symL, q.compL
+		sc.Sym, sc.Comp, sc.SymLearned, sc.CompLearned, sc.SymHint = q.sym, q.comp, q.symL, q.compL, q.symH
 	}
 	m.neighbours(q, hits)
 	sc.weights = q.weights

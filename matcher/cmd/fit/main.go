@@ -48,7 +48,7 @@ func main() {
 	weights := flag.Bool("weights", false, "fit the ranking and gate weights")
 	write := flag.String("write", "", "with -weights: write the fitted weights to this file")
 	compare := flag.Bool("compare", false, "print the figures of weights.json and of a few variants of it (neighbour votes, cause weight)")
-	cause := flag.Float64("cause", 3, "with -weights: the weight of the root cause the text implies, fixed rather than fitted (negative: fit it); see README")
+	cause := flag.Float64("cause", -1, "with -weights: fix the weight of the root cause the text implies at this value instead of fitting it over 1, 2 and 3 (negative: fit it); see README")
 	gateOnly := flag.Bool("gate-only", false, "with -weights: keep the ranking weights of weights.json, fit the gate and floor only")
 	queries := flag.String("queries", "matcher/testdata/eval/tuning.jsonl", "tuning queries (JSON lines)")
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
@@ -423,7 +423,9 @@ func show(fs []figures) string {
 }
 
 func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, write string, gateOnly bool, fixedCause float64) error {
-	causes := []float64{0, 0.25, 0.5, 1}
+	// Fitted, the cause weight is at least 1: below that "after a deploy"
+	// would only break ties between equally relevant cases.
+	causes := []float64{1, 2, 3}
 	if fixedCause >= 0 {
 		causes = []float64{fixedCause}
 	}
@@ -471,22 +473,24 @@ func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, w
 	}
 	fmt.Println("gate: threshold, component weight -> answered (tuning/test, tuning/built-in, cv) and silence")
 	bestAns := -1.0
-	for _, gb := range []float64{0, 0.8, 1} {
-		for _, gl := range []float64{0, 0.5, 0.6, 0.7, 0.8, 1} {
-			for _, gc := range []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1} {
-				for g := 0.3; g <= 0.951; g += 0.05 {
-					w := best
-					w.Gate, w.GateComponent, w.GateLearned, w.GateBoth = g, gc, gl, gb
-					fs := pooled(scored, w)
-					sil := min(fs[0].silence, fs[1].silence)
-					ans := (fs[0].answered + fs[1].answered + fs[2].answered) / 3
-					// Remediation steps are weak negatives (they often name the
-					// trouble they fixed): they count a quarter.
-					quiet := 0.75*sil + 0.25*fs[2].silence
-					fmt.Printf("  gate %.2f both %.1f learned %.1f component %.1f: answered %.3f %.3f %.3f silence %.3f, on remediation %.3f\n", g, gb, gl, gc, fs[0].answered, fs[1].answered, fs[2].answered, sil, fs[2].silence)
-					if sil >= 0.9 && ans+quiet > bestAns+1e-9 {
-						bestAns = ans + quiet
-						best.Gate, best.GateComponent, best.GateLearned, best.GateBoth = g, gc, gl, gb
+	for _, gh := range []float64{0, 0.2, 0.3, 0.4} {
+		for _, gb := range []float64{0.8, 1} {
+			for _, gl := range []float64{0.8, 1} {
+				for _, gc := range []float64{0.5, 0.6, 0.7, 0.8} {
+					for g := 0.3; g <= 0.951; g += 0.05 {
+						w := best
+						w.Gate, w.GateComponent, w.GateLearned, w.GateBoth, w.GateHint = g, gc, gl, gb, gh
+						fs := pooled(scored, w)
+						sil := min(fs[0].silence, fs[1].silence)
+						ans := (fs[0].answered + fs[1].answered + fs[2].answered) / 3
+						// Remediation steps are weak negatives (they often name the
+						// trouble they fixed): they count a quarter.
+						quiet := 0.75*sil + 0.25*fs[2].silence
+						fmt.Printf("  gate %.2f hint %.1f both %.1f learned %.1f component %.1f: answered %.3f %.3f %.3f silence %.3f, on remediation %.3f\n", g, gh, gb, gl, gc, fs[0].answered, fs[1].answered, fs[2].answered, sil, fs[2].silence)
+						if sil >= 0.9 && ans+quiet > bestAns+1e-9 {
+							bestAns = ans + quiet
+							best.Gate, best.GateComponent, best.GateLearned, best.GateBoth, best.GateHint = g, gc, gl, gb, gh
+						}
 					}
 				}
 			}
