@@ -57,7 +57,7 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 				}
 			}
 			phrased := map[int32]bool{}
-			for _, s := range ext.Extract(doc.text) {
+			for _, s := range ext.Extract(unsaid(doc.text)) {
 				if i, ok := d.tagIdx[tagRef{s.Kind, s.ID}]; ok {
 					phrased[i] = true
 				}

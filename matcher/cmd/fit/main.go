@@ -15,14 +15,16 @@
 // sets; the gate is the lowest trouble score that keeps chatter silent at
 // least 0.9 of the time on the tuning set and maximises the share of
 // positive queries answered plus the silence on chatter: the tuning set's,
-// and, counted a quarter, the held-out cases' remediation steps, which are
+// and, counted a tenth, the held-out cases' remediation steps, which are
 // how responders talk about an incident without reporting trouble.
 //
-// The weight of the root cause the text implies is not fitted but set
-// (-cause, 3 by default): a text that says "after a deploy" must clearly
-// prefer deploy-caused cases, and the query sets barely reward it (fitted,
-// it comes out at 0.5; at 3 the objective is 0.024 lower, cross-validated
-// nDCG@5 0.602 against 0.607). The
+// The weight of the root cause the text implies is set, not fitted (-cause,
+// 3 by default): a text that says "after a deploy" must clearly prefer
+// deploy-caused cases, and the query sets barely reward it. Fitted over 1,
+// 2 and 3 (-cause -1) it comes out at 1, with an objective 0.007 higher than
+// at 3; at 1 and at 2 "p99 latency is up and the load balancer returns 502s
+// after a deploy" ranks a datacenter cooling failure above deploy-caused
+// cases. The
 // floor and keep share of a shown case maximise the F1 of hit@3 and the
 // precision of the shown cases.
 package main
@@ -48,7 +50,7 @@ func main() {
 	weights := flag.Bool("weights", false, "fit the ranking and gate weights")
 	write := flag.String("write", "", "with -weights: write the fitted weights to this file")
 	compare := flag.Bool("compare", false, "print the figures of weights.json and of a few variants of it (neighbour votes, cause weight)")
-	cause := flag.Float64("cause", -1, "with -weights: fix the weight of the root cause the text implies at this value instead of fitting it over 1, 2 and 3 (negative: fit it); see README")
+	cause := flag.Float64("cause", 3, "with -weights: the weight of the root cause the text implies, fixed rather than fitted (negative: fit it over 1, 2 and 3); see README")
 	gateOnly := flag.Bool("gate-only", false, "with -weights: keep the ranking weights of weights.json, fit the gate and floor only")
 	queries := flag.String("queries", "matcher/testdata/eval/tuning.jsonl", "tuning queries (JSON lines)")
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
@@ -465,28 +467,42 @@ func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, w
 		}
 	}
 	fmt.Printf("ranking fitted in %s\n", time.Since(start).Round(time.Second))
-	// The gate: the lowest threshold that keeps chatter silent 0.97 of the
-	// time on the tuning set, over a grid of what a component alone counts.
+	// The gate: the threshold that keeps chatter silent 0.9 of the time
+	// on the tuning set and answers the most, over a grid of what a
+	// component, the learned model and a faint hint of trouble count.
 	scored, err := scoreAll(all, best)
 	if err != nil {
 		return err
 	}
 	fmt.Println("gate: threshold, component weight -> answered (tuning/test, tuning/built-in, cv) and silence")
+	reach := reachable(scored, best)
 	bestAns := -1.0
-	for _, gh := range []float64{0, 0.2, 0.3, 0.4} {
-		for _, gb := range []float64{0.8, 1} {
-			for _, gl := range []float64{0.8, 1} {
-				for _, gc := range []float64{0.5, 0.6, 0.7, 0.8} {
-					for g := 0.3; g <= 0.951; g += 0.05 {
+	// Two rules are set, not fitted: a component named beside any sign of
+	// trouble counts in full (gate_both 1), and the gate is at most 0.75,
+	// what one taxonomy phrase of a symptom scores, so that an alert or a
+	// message that names its trouble is answered. Without them the tuning
+	// set's chatter that names components (review requests, upgrade plans,
+	// drills) pushes the gate above a phrase and silences real trouble.
+	for _, gh := range []float64{0, 0.2, 0.3, 0.4, 0.5} {
+		for _, gb := range []float64{1} {
+			for _, gl := range []float64{0, 0.6, 0.8, 1} {
+				for _, gc := range []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1} {
+					// Exact hundredths: a phrase's trouble is 0.75 exactly, and
+					// the gate written to weights.json must be the one measured.
+					for gi := 30; gi <= 75; gi++ {
+						g := float64(gi) / 100
 						w := best
 						w.Gate, w.GateComponent, w.GateLearned, w.GateBoth, w.GateHint = g, gc, gl, gb, gh
-						fs := pooled(scored, w)
+						fs := gateFigures(scored, reach, w)
 						sil := min(fs[0].silence, fs[1].silence)
 						ans := (fs[0].answered + fs[1].answered + fs[2].answered) / 3
-						// Remediation steps are weak negatives (they often name the
-						// trouble they fixed): they count a quarter.
-						quiet := 0.75*sil + 0.25*fs[2].silence
-						fmt.Printf("  gate %.2f hint %.1f both %.1f learned %.1f component %.1f: answered %.3f %.3f %.3f silence %.3f, on remediation %.3f\n", g, gh, gb, gl, gc, fs[0].answered, fs[1].answered, fs[2].answered, sil, fs[2].silence)
+						// Remediation steps are weak negatives: they name the trouble
+						// they fixed, and in an incident channel similar cases beside
+						// them do little harm. They count a tenth.
+						quiet := 0.9*sil + 0.1*fs[2].silence
+						if gi%5 == 0 {
+							fmt.Printf("  gate %.2f hint %.1f both %.1f learned %.1f component %.1f: answered %.3f %.3f %.3f silence %.3f, on remediation %.3f\n", g, gh, gb, gl, gc, fs[0].answered, fs[1].answered, fs[2].answered, sil, fs[2].silence)
+						}
 						if sil >= 0.9 && ans+quiet > bestAns+1e-9 {
 							bestAns = ans + quiet
 							best.Gate, best.GateComponent, best.GateLearned, best.GateBoth, best.GateHint = g, gc, gl, gb, gh
@@ -496,7 +512,7 @@ func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, w
 			}
 		}
 	}
-	best.Gate = math.Round(best.Gate*100) / 100
+	fmt.Printf("gate chosen: %.2f hint %.1f both %.1f learned %.1f component %.1f\n", best.Gate, best.GateHint, best.GateBoth, best.GateLearned, best.GateComponent)
 	// The floor and the share of the best case's score a shown case needs:
 	// the setting with the best F1 of hit@3 and the precision of what is
 	// shown (a shown case that shares no tag with the query is noise).
@@ -531,4 +547,66 @@ func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, w
 		return os.WriteFile(write, append(data, '\n'), 0o644)
 	}
 	return nil
+}
+
+// reachable reports, per set and query, whether the ranking shows any case
+// once the gate lets the text through: the gate alone then decides.
+func reachable(ss []scoredSet, w matcher.Weights) [][]bool {
+	w.Gate = math.Inf(-1)
+	out := make([][]bool, len(ss))
+	for i, s := range ss {
+		for _, sc := range s.scored {
+			cands := slices.Clone(sc.Candidates)
+			scores := w.Order(cands)
+			out[i] = append(out[i], w.Answers(sc, cands, scores, 5, w.Floor) > 0)
+		}
+	}
+	return out
+}
+
+// gateFigures are the answered and silence figures of pooled under the gate
+// of w, without ranking again.
+func gateFigures(ss []scoredSet, reach [][]bool, w matcher.Weights) []figures {
+	var out []figures
+	var cv figures
+	n := 0
+	for i, s := range ss {
+		var f figures
+		var pos, chat float64
+		for j, q := range s.queries {
+			shown := reach[i][j] && w.Trouble(s.scored[j]) >= w.Gate
+			if q.chatter {
+				chat++
+				if !shown {
+					f.silence++
+				}
+				continue
+			}
+			pos++
+			if shown {
+				f.answered++
+			}
+		}
+		if pos > 0 {
+			f.answered /= pos
+		}
+		if chat > 0 {
+			f.silence /= chat
+		} else {
+			f.silence = math.NaN()
+		}
+		if strings.HasPrefix(s.name, "cv ") {
+			cv.answered += f.answered
+			cv.silence += f.silence
+			n++
+			continue
+		}
+		out = append(out, f)
+	}
+	if n > 0 {
+		cv.answered /= float64(n)
+		cv.silence /= float64(n)
+		out = append(out, cv)
+	}
+	return out
 }
