@@ -46,7 +46,8 @@ func TestQualityFloors(t *testing.T) {
 		min  int
 		// koGap is how far Korean hit@3 may be from English. Target
 		// 0.05; on the built-in library the learned ranking measures
-		// 0.067 (Korean 0.857, English 0.924), so its floor is 0.08.
+		// 0.026 (Korean 0.875, English 0.901) but has measured up to
+		// 0.077 as the library grew, so its floor is 0.08.
 		koGap float64
 	}{{"test library", test, 40, 0.05}, {"built-in library", builtin, 250, 0.08}} {
 		t.Run(lib.name, func(t *testing.T) {

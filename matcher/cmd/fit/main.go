@@ -4,6 +4,7 @@
 //	go run ./matcher/cmd/fit -tags      cross-validated tag F1 per kind and language
 //	go run ./matcher/cmd/fit -weights   fit the ranking and gate weights, print them
 //	go run ./matcher/cmd/fit -weights -write matcher/weights.json
+//	go run ./matcher/cmd/fit -curve     the gate's answered and silence figures at each threshold
 //
 // The weights are fitted on two kinds of queries, never on the held-out set:
 // the tuning set (matcher/testdata/eval/tuning.jsonl) against the built-in
@@ -54,6 +55,7 @@ func main() {
 	gateOnly := flag.Bool("gate-only", false, "with -weights: keep the ranking weights of weights.json, fit the gate and floor only")
 	queries := flag.String("queries", "matcher/testdata/eval/tuning.jsonl", "tuning queries (JSON lines)")
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
+	curve := flag.Bool("curve", false, "print the gate's answered and silence figures at each threshold, the other weights as in weights.json")
 	chatter := flag.Bool("chatter", false, "print the trouble score and signals of the tuning set's chatter (built-in library)")
 	infer := flag.String("infer", "", "print the tags the built-in library's model infers for this text")
 	flag.Parse()
@@ -132,6 +134,24 @@ func main() {
 			}
 			fs := pooled(scored, w)
 			fmt.Printf("%-16s objective %.4f  %s\n", v.name, objective(fs), show(fs))
+		}
+	}
+	if *curve {
+		tuning, folds, err := sets(*queries, *library, builtin, tax)
+		if err != nil {
+			fail(err)
+		}
+		w := matcher.DefaultWeights
+		scored, err := scoreAll(slices.Concat(tuning, folds), w)
+		if err != nil {
+			fail(err)
+		}
+		reach := reachable(scored, w)
+		fmt.Println("gate  answered: tuning/test tuning/built-in cv   silence: tuning chatter, remediation steps")
+		for _, g := range []float64{0.3, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9} {
+			w.Gate = g
+			fs := gateFigures(scored, reach, w)
+			fmt.Printf("%.2f  %.3f %.3f %.3f   %.3f %.3f\n", g, fs[0].answered, fs[1].answered, fs[2].answered, min(fs[0].silence, fs[1].silence), fs[2].silence)
 		}
 	}
 	if *weights {
