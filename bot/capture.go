@@ -86,15 +86,28 @@ func (b *Bot) readHistory(ctx context.Context, channel string) (*channelHistory,
 	h.name, h.topic, h.purpose = info.Name, info.Topic.Value, info.Purpose.Value
 	h.private = info.IsPrivate || info.IsIM || info.IsMpIM
 
+	// Slack may allow an app only a few history reads a minute: the first
+	// page is waited for when rate limited, later pages and threads are
+	// not, and the draft is made of what was read.
 	var msgs []slack.Message
 	cursor := ""
 	for len(msgs) < maxHistory {
 		var res *slack.GetConversationHistoryResponse
-		err := b.post.call(ctx, "conversations.history", channel, false, func(ctx context.Context) error {
+		read := func(ctx context.Context) error {
 			var err error
 			res, err = b.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: channel, Limit: historyPage, Cursor: cursor})
 			return err
-		})
+		}
+		var err error
+		if cursor == "" {
+			err = b.post.call(ctx, "conversations.history", channel, false, read)
+		} else {
+			err = read(ctx)
+		}
+		if err != nil && cursor != "" {
+			b.log.Warn("capture: reading more of the history failed; drafting from what was read", "channel", channel, "messages", len(msgs), "err", err)
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -113,12 +126,12 @@ func (b *Bot) readHistory(ctx context.Context, channel string) (*channelHistory,
 			break
 		}
 		threads++
-		var replies []slack.Message
-		err := b.post.call(ctx, "conversations.replies", channel, false, func(ctx context.Context) error {
-			var err error
-			replies, _, _, err = b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: p.Timestamp, Limit: historyPage})
-			return err
-		})
+		replies, _, _, err := b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: p.Timestamp, Limit: historyPage})
+		var rl *slack.RateLimitedError
+		if errors.As(err, &rl) {
+			b.log.Warn("capture: Slack rate limited reading threads; drafting without the rest", "channel", channel, "threads_read", threads-1)
+			break
+		}
 		if err != nil {
 			b.log.Warn("capture: reading a thread failed; the draft goes without it", "channel", channel, "err", err)
 			continue

@@ -704,3 +704,16 @@ func TestCaptureTagsBeyondHundredOptions(t *testing.T) {
 		t.Error("the inferred components are not picked")
 	}
 }
+
+func TestCaptureRateLimitedThreadsDoNotStall(t *testing.T) {
+	// Slack may allow a few thread reads a minute: a rate-limited thread
+	// read leaves the thread out instead of holding the draft for a minute.
+	h := startCapture(t)
+	incidentHistory(h.fake, incChannel, 1764583200)
+	h.fake.FailNext("conversations.replies", 1, slackfake.Fault{Status: 429, RetryAfter: time.Minute})
+	h.ack(h.fake.SendSlashCommand(map[string]string{"command": "/incidents", "text": "capture", "channel_id": incChannel, "user_id": capturer}))
+	v := h.draftView(0)
+	if !strings.Contains(initialText(v, "helped"), "rolled back cart-service") {
+		t.Errorf("draft without the channel's messages: %q", initialText(v, "helped"))
+	}
+}
