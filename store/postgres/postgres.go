@@ -685,6 +685,9 @@ func (s *Store) PutTeamCase(ctx context.Context, c store.TeamCase) (store.TeamCa
 		if err := tx.QueryRow(ctx, `UPDATE team_cases_version SET version = version + 1 WHERE one = 1 RETURNING version`).Scan(&version); err != nil {
 			return err
 		}
+		if err := notifyTeamCases(ctx, tx); err != nil {
+			return err
+		}
 		row := tx.QueryRow(ctx, `INSERT INTO team_cases
 			(id, body, channel, private, created_by, updated_by, created_at, updated_at, version)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -755,7 +758,7 @@ func (s *Store) DeleteTeamCase(ctx context.Context, id string) (bool, error) {
 		if !deleted {
 			return errNothing // roll the version back
 		}
-		return nil
+		return notifyTeamCases(ctx, tx)
 	})
 	if errors.Is(err, errNothing) {
 		return false, nil
@@ -764,6 +767,66 @@ func (s *Store) DeleteTeamCase(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("delete team case %s: %w", id, err)
 	}
 	return deleted, nil
+}
+
+// teamCasesChannel is the LISTEN/NOTIFY channel on which a put or delete
+// of a team case is announced, with the schema as the payload. NOTIFY is
+// sent when the transaction commits, so a listener that hears it reads the
+// change.
+const teamCasesChannel = "incidentbot_team_cases"
+
+func notifyTeamCases(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, coalesce(current_schema(), ''))`, teamCasesChannel)
+	return err
+}
+
+// WatchTeamCases calls changed each time a put or delete of a team case
+// in the store's schema commits, from any replica, until ctx ends; it
+// returns nil then. It listens on a connection of its own, outside the
+// pool, and connects again after a pause when the connection is lost,
+// calling changed once it listens again for what it may have missed.
+// Notifications only make replicas hear sooner: TeamCasesVersion stays
+// the record of what changed.
+func (s *Store) WatchTeamCases(ctx context.Context, changed func()) error {
+	for {
+		err := s.listenTeamCases(ctx, changed)
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.Warn("listening for team case changes failed; listening again shortly", "err", err)
+		t := time.NewTimer(5 * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Store) listenTeamCases(ctx context.Context, changed func()) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var schema string
+	if err := conn.QueryRow(ctx, `SELECT coalesce(current_schema(), '')`).Scan(&schema); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `LISTEN `+teamCasesChannel); err != nil {
+		return err
+	}
+	changed()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if n.Payload == schema {
+			changed()
+		}
+	}
 }
 
 // errNothing rolls back a transaction that found nothing to do.

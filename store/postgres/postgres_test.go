@@ -284,3 +284,74 @@ func TestWithSchema(t *testing.T) {
 	// Opening again reuses it.
 	open(t, url, postgres.WithSchema(name)).Close()
 }
+
+// TestWatchTeamCases: a replica listening hears every put and delete of a
+// team case in its schema committed by another, and reads the change when
+// it does; a change in another schema of the database is not announced to
+// it.
+func TestWatchTeamCases(t *testing.T) {
+	ctx, url := t.Context(), schema(t)
+	a, b := open(t, url), open(t, url)
+	other := open(t, schema(t))
+	defer a.Close()
+	defer b.Close()
+	defer other.Close()
+
+	type heard struct {
+		n       int
+		version int64
+	}
+	calls := make(chan heard, 100)
+	n := 0
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- a.WatchTeamCases(wctx, func() {
+			n++
+			v, err := a.TeamCasesVersion(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			calls <- heard{n, v}
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("WatchTeamCases returned %v when its context ended", err)
+		}
+	}()
+	wait := func(what string, version int64) heard {
+		t.Helper()
+		tctx, tcancel := context.WithTimeout(ctx, 20*time.Second)
+		defer tcancel()
+		for {
+			select {
+			case h := <-calls:
+				if h.version >= version {
+					return h
+				}
+			case <-tctx.Done():
+				t.Fatalf("%s: not heard", what)
+			}
+		}
+	}
+	wait("listening", 0) // the first call, once it listens
+
+	c := store.TeamCase{ID: "team-1", Case: []byte(`{}`)}
+	if _, err := other.PutTeamCase(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PutTeamCase(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	// Notifications come in commit order: had the other schema's put been
+	// announced, it would have been heard before this one.
+	if h := wait("a put by another replica", 1); h.n != 2 {
+		t.Errorf("the put was the %d-th call, want the 2nd: a change in another schema was announced", h.n)
+	}
+	if ok, err := b.DeleteTeamCase(ctx, "team-1"); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	wait("a delete by another replica", 2)
+}
