@@ -121,11 +121,32 @@ func withTeam(files []*cases.Set, tc teamCases) (*cases.Library, map[string]stri
 	return lib, only, left
 }
 
+// teamNotifier is a store that announces the team case changes of every
+// replica as they commit; *postgres.Store implements it with LISTEN/NOTIFY.
+type teamNotifier interface {
+	WatchTeamCases(ctx context.Context, changed func()) error
+}
+
 // followTeamCases checks every interval, until ctx ends, whether the team
 // cases changed, and rebuilds the library when they did: a check is one
-// small query. A save on this replica does not wait for it (the bot's
-// RefreshLibrary rebuilds at once).
+// small query. A store that announces changes (PostgreSQL) makes it check
+// at once as well. A save on this replica does not wait for either (the
+// bot's RefreshLibrary rebuilds at once).
 func followTeamCases(ctx context.Context, lib *liveLibrary, st teamStore, interval time.Duration) {
+	kick := make(chan struct{}, 1)
+	if n, ok := st.(teamNotifier); ok {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			n.WatchTeamCases(ctx, func() {
+				select {
+				case kick <- struct{}{}:
+				default:
+				}
+			})
+		}()
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -133,6 +154,7 @@ func followTeamCases(ctx context.Context, lib *liveLibrary, st teamStore, interv
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-kick:
 		}
 		if err := lib.refreshTeam(ctx, st); err != nil && ctx.Err() == nil {
 			lib.log.Warn("team cases not refreshed; the library in use stays", "err", err)

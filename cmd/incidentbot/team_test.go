@@ -338,6 +338,14 @@ func startReplica(ctx context.Context, t *testing.T, name string, envs map[strin
 // a case saved from a private channel is suggested by B in that channel
 // only, and never served by its API.
 func TestTeamCaseReachesAnotherReplica(t *testing.T) {
+	// With a short poll; and with a poll too slow to matter, where
+	// PostgreSQL's notifications alone bring the change.
+	for name, poll := range map[string]string{"poll": "1s", "notify": "1h"} {
+		t.Run(name, func(t *testing.T) { teamCaseReachesAnotherReplica(t, poll) })
+	}
+}
+
+func teamCaseReachesAnotherReplica(t *testing.T, poll string) {
 	dbURL := pgtest.Schema(t, "teamcases")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -348,7 +356,7 @@ func TestTeamCaseReachesAnotherReplica(t *testing.T) {
 	fake.AddChannel("C0INC", "inc-quasar", false)
 	fake.AddChannel("G0PRIV", "inc-secret", true)
 	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": fake.APIURL(), "DATABASE_URL": dbURL}
-	args := []string{"--listen", "", "--builtin=false", "--cases", dir, "--team-cases-poll", "1s"}
+	args := []string{"--listen", "", "--builtin=false", "--cases", dir, "--team-cases-poll", poll}
 	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer wcancel()
 
