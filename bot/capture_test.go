@@ -166,6 +166,12 @@ func startCapture(t *testing.T, fakeOpts ...slackfake.Option) *captureHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return startCaptureOn(t, st, fakeOpts...)
+}
+
+// startCaptureOn is startCapture over the given store.
+func startCaptureOn(t *testing.T, st store.Store, fakeOpts ...slackfake.Option) *captureHarness {
+	t.Helper()
 	fl := &flaky{Store: st}
 	lib := &teamLibrary{t: t, st: st}
 	fake := slackfake.New(fakeOpts...)
@@ -507,7 +513,12 @@ func (h *captureHarness) press(user, channel, action, id string) slackfake.Call 
 }
 
 func TestTeamCaseShowEditDelete(t *testing.T) {
-	h := startCapture(t)
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { testTeamCaseShowEditDelete(t, startCaptureOn(t, be.open(t)())) })
+	}
+}
+
+func testTeamCaseShowEditDelete(t *testing.T, h *captureHarness) {
 	incidentHistory(h.fake, incChannel, 1764583200)
 	id := h.saveCase(incChannel, "inc-checkout")
 
