@@ -214,9 +214,14 @@ func (m captureMeta) encode() string {
 			delete(m.Links, keys[len(keys)-1])
 		case m.Detection != "":
 			m.Detection = ""
+		case m.Source != "" || m.Thread != "":
+			m.Source, m.Thread = "", ""
 		default:
-			m.Source = ""
-			m.Thread = ""
+			// What is left is ids and a channel name, far under the
+			// limit; cut the name anyway, so that this always ends.
+			m.Name = clip(m.Name, 80)
+			data, _ = json.Marshal(m)
+			return string(data)
 		}
 	}
 }
