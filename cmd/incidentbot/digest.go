@@ -54,8 +54,11 @@ func (c *digestPreviewCmd) Run(ctx context.Context, e env) error {
 			return usageError{err.Error()}
 		}
 	}
-	lib, err := lf.loadContext(ctx, e.stderr)
+	sets, _, err := lf.loadSets(ctx, e.stderr)
 	if err != nil {
+		return err
+	}
+	if _, err := mergeSets(sets, e.stderr); err != nil {
 		return err
 	}
 	// A preview only reads: it must not create an empty store where the
@@ -74,6 +77,11 @@ func (c *digestPreviewCmd) Run(ctx context.Context, e env) error {
 		return err
 	}
 	defer st.Close()
+	tc, err := readTeamCases(ctx, st, lf.tax())
+	if err != nil {
+		return err
+	}
+	lib := publicLibrary(sets, tc)
 	s := digest.New(digest.Options{Store: st, Library: func() *cases.Library { return lib }})
 	d, err := s.Compose(ctx, *channel, w, l)
 	if err != nil {

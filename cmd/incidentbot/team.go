@@ -121,6 +121,14 @@ func withTeam(files []*cases.Set, tc teamCases) (*cases.Library, map[string]stri
 	return lib, only, left
 }
 
+// publicLibrary is the library every lookup that knows no channel sees, as
+// the matcher's Library gives it: the files' cases and the team cases, but
+// none kept to a private channel. Digests read it.
+func publicLibrary(files []*cases.Set, tc teamCases) *cases.Library {
+	lib, only, _ := withTeam(files, tc)
+	return lib.Filter(func(c *cases.Case) bool { _, kept := only[c.ID]; return !kept })
+}
+
 // teamNotifier is a store that announces the team case changes of every
 // replica as they commit; *postgres.Store implements it with LISTEN/NOTIFY.
 type teamNotifier interface {

@@ -554,3 +554,47 @@ func TestCapturedCaseSuggestedAtOnce(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// updated returns c with its case's updated_at set to at.
+func updated(t *testing.T, c store.TeamCase, at string) store.TeamCase {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(c.Case, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["updated_at"] = at
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Case = data
+	return c
+}
+
+// TestDigestShowsSharedTeamCasesOnly: the weekly digest lists the team
+// cases added that week, as the bot's does, and never one kept to a
+// private channel, not even in that channel's own digest where the case
+// was suggested.
+func TestDigestShowsSharedTeamCasesOnly(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "a.db")
+	st := openSQLite(t, db)
+	put(t, st, updated(t, oomCase, "2026-11-25T10:00:00Z"), updated(t, certCase, "2026-11-25T11:00:00Z"))
+	when := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	if err := st.RecordSuggestion(t.Context(), store.Suggestion{Key: "G0PRIV:1", Time: when, Channel: "G0PRIV", Private: true,
+		Source: store.SourceAlert, Lang: "en", Symptoms: []string{"tls-handshake-failures"},
+		Cases: []store.ScoredCase{{CaseID: "team-cert", Score: 0.9}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{}, {"--channel", "G0PRIV"}} {
+		code, out, errOut := runCmd(t, "", nil, append([]string{"digest", "preview", "--db", db, "--week", "2026-W48"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		if !strings.Contains(out, "ran out of memory") {
+			t.Errorf("%v: the digest does not list the shared team case added this week:\n%s", args, out)
+		}
+		if strings.Contains(out, "quasar gateway") || strings.Contains(out, "team-cert") {
+			t.Errorf("%v: the digest reveals the private team case:\n%s", args, out)
+		}
+	}
+}
