@@ -464,6 +464,16 @@ func TestPrivateChannelCaptureStaysThere(t *testing.T) {
 	if strings.Contains(string(p), "Edit") || !strings.Contains(string(p), "There is no case") {
 		t.Errorf("show in another channel: %s", p)
 	}
+	// Nor does an Edit pressed elsewhere open it.
+	before := len(h.fake.ViewIDs())
+	h.press(stranger, incChannel2, "team_case_edit", id)
+	other, err := h.fake.WaitView(h.waitCtx(), func(i int, _ map[string]any) bool { return i == before })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := viewText(other); strings.Contains(body, "redis") || !strings.Contains(body, "There is no team case") {
+		t.Errorf("Edit in another channel opened: %s", body)
+	}
 	// In its own channel it is.
 	mine := h.alertIn(privChannel)
 	h.ack(h.fake.SendEvent(mine))

@@ -465,7 +465,7 @@ func (b *Bot) captureWork(in *interaction, channel, thread string, orphan bool) 
 		if orphan || b.opts.TeamCases == nil {
 			return func(context.Context) {}
 		}
-		return func(ctx context.Context) { b.onEditCase(ctx, in, in.Actions[0].Value) }
+		return func(ctx context.Context) { b.onEditCase(ctx, in, channel, in.Actions[0].Value) }
 	case action == actionCaseDelete:
 		if b.opts.TeamCases == nil {
 			return func(context.Context) {}
@@ -806,12 +806,14 @@ func (b *Bot) teamCase(ctx context.Context, id string) (store.TeamCase, *cases.C
 	return tc, &c, true, nil
 }
 
-// onEditCase opens the capture modal on a team case.
-func (b *Bot) onEditCase(ctx context.Context, in *interaction, id string) {
+// onEditCase opens the capture modal on a team case, for a press in
+// channel: a case kept to a private channel opens only there.
+func (b *Bot) onEditCase(ctx context.Context, in *interaction, channel, id string) {
 	lang := b.opts.DefaultLang
 	tc, c, ok, err := b.teamCase(ctx, id)
 	if err == nil && ok {
 		lang = caseLang(c)
+		ok = !tc.Private || tc.Channel == channel
 	}
 	var view slack.ModalViewRequest
 	switch {
