@@ -1,8 +1,12 @@
 package bot
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/incidentbot/incidentbot/store"
@@ -63,4 +67,51 @@ func BenchmarkVoteBoosts(b *testing.B) {
 	for b.Loop() {
 		v.boosts(alert, now.Add(-time.Hour))
 	}
+}
+
+// voteRows is a VoteReader that returns what it was last given, and
+// records which workspace it was asked for.
+type voteRows struct {
+	mu    sync.Mutex
+	rows  []store.Feedback
+	teams []string
+}
+
+func (r *voteRows) Votes(_ context.Context, team string, since time.Time, limit int) ([]store.Feedback, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.teams = append(r.teams, team)
+	return r.rows, nil
+}
+
+// TestVotesRefreshed: votes cast on other replicas reach this one's
+// replies within VoteRefresh, on a fake clock.
+func TestVotesRefreshed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &voteRows{}
+		b := &Bot{opts: Options{Votes: r, VoteRefresh: 30 * time.Second, VoteWindow: 24 * time.Hour},
+			votes: newVotes(), log: slog.New(slog.DiscardHandler), teamID: "T1"}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go b.refreshVotes(ctx)
+		r.mu.Lock()
+		r.rows = []store.Feedback{feedback("U1", "a", store.NotRelevant, time.Now(), crashloop)}
+		r.mu.Unlock()
+		since := time.Now().Add(-time.Hour)
+		time.Sleep(29 * time.Second)
+		synctest.Wait()
+		if got := b.votes.boosts(crashloop, since); len(got) != 0 {
+			t.Errorf("votes before the refresh: %+v", got)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if got := b.votes.boosts(crashloop, since); len(got) != 1 || got[0].NotRelevant != 1 {
+			t.Errorf("votes after the refresh: %+v, want the other replica's vote", got)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if len(r.teams) != 1 || r.teams[0] != "T1" {
+			t.Errorf("votes read for workspaces %q, want T1 once", r.teams)
+		}
+	})
 }
