@@ -436,7 +436,7 @@ func (b *Bot) match(ctx context.Context, channel, text string, top int) (*matche
 	if b.opts.TeamCases != nil {
 		want = top + hiddenSlack
 	}
-	boosts := b.votes.boosts(text, start.Add(-b.opts.VoteWindow))
+	boosts := b.votes.boosts(channel, text, start.Add(-b.opts.VoteWindow))
 	ans, err := b.searcher().MatchWith(ctx, text, want, matcher.MatchOptions{Boosts: boosts, Channel: channel})
 	b.m.matchTime.Observe(time.Since(start).Seconds())
 	if err != nil {

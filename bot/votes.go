@@ -28,9 +28,10 @@ const localKeep = 2 * time.Minute
 type voteKey struct{ channel, message, caseID, user string }
 
 type cachedVote struct {
-	vote store.Vote
-	at   time.Time
-	sig  *matcher.Signature // shared by the votes cast on one text
+	vote    store.Vote
+	at      time.Time
+	private bool               // cast in a private channel: steers replies there only
+	sig     *matcher.Signature // shared by the votes cast on one text
 }
 
 // votes are the votes that steer replies: the workspace's newest, read
@@ -67,7 +68,7 @@ func (v *votes) add(f store.Feedback) {
 	sig := matcher.SignatureOf(f.Query)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	cv := cachedVote{vote: f.Vote, at: f.Time, sig: &sig}
+	cv := cachedVote{vote: f.Vote, at: f.Time, private: f.Private, sig: &sig}
 	v.all[keyOf(f)] = cv
 	v.local[keyOf(f)] = cv
 }
@@ -80,7 +81,7 @@ func (v *votes) replace(rows []store.Feedback, since, now time.Time) {
 	all := make(map[voteKey]cachedVote, len(rows))
 	sigs := make(map[string]*matcher.Signature, len(v.sigs))
 	for _, f := range rows {
-		all[keyOf(f)] = cachedVote{vote: f.Vote, at: f.Time, sig: v.sigLocked(f.Query, sigs)}
+		all[keyOf(f)] = cachedVote{vote: f.Vote, at: f.Time, private: f.Private, sig: v.sigLocked(f.Query, sigs)}
 	}
 	for k, cv := range v.local {
 		if now.Sub(cv.at) > localKeep {
@@ -100,8 +101,10 @@ func (v *votes) replace(rows []store.Feedback, since, now time.Time) {
 }
 
 // boosts counts, for each case, the votes cast on texts similar to text
-// (matcher.Signature.Similar) since the given time.
-func (v *votes) boosts(text string, since time.Time) []matcher.Boost {
+// (matcher.Signature.Similar) since the given time, for a reply in
+// channel. A vote cast in a private channel counts there only: what was
+// said there, even as a vote, stays there.
+func (v *votes) boosts(channel, text string, since time.Time) []matcher.Boost {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	if len(v.all) == 0 {
@@ -112,7 +115,7 @@ func (v *votes) boosts(text string, since time.Time) []matcher.Boost {
 	byCase := map[string]*matcher.Boost{}
 	var order []string
 	for k, cv := range v.all {
-		if cv.at.Before(since) {
+		if cv.at.Before(since) || cv.private && k.channel != channel {
 			continue
 		}
 		sim, ok := similar[cv.sig]

@@ -30,19 +30,41 @@ func TestVotesReplace(t *testing.T) {
 		feedback("U2", "a", store.NotRelevant, now.Add(-time.Minute), crashloop),
 		feedback("U3", "a", store.Helpful, now.Add(-48*time.Hour), crashloop),
 	}, now.Add(-24*time.Hour), now)
-	if got := v.boosts(crashloop, now.Add(-24*time.Hour)); len(got) != 1 || got[0].NotRelevant != 2 || got[0].Helpful != 0 {
+	if got := v.boosts("C1", crashloop, now.Add(-24*time.Hour)); len(got) != 1 || got[0].NotRelevant != 2 || got[0].Helpful != 0 {
 		t.Errorf("boosts = %+v, want case a with the two recent not-relevant votes", got)
 	}
 	// U1 changed their mind on another replica; the store has it later.
 	v.replace([]store.Feedback{feedback("U1", "a", store.Helpful, now.Add(time.Second), crashloop)}, now.Add(-24*time.Hour), now)
-	if got := v.boosts(crashloop, now.Add(-24*time.Hour)); len(got) != 1 || got[0].Helpful != 1 || got[0].NotRelevant != 0 {
+	if got := v.boosts("C1", crashloop, now.Add(-24*time.Hour)); len(got) != 1 || got[0].Helpful != 1 || got[0].NotRelevant != 0 {
 		t.Errorf("boosts after the vote changed = %+v, want one helpful", got)
 	}
 	// Votes cast here longer than localKeep ago are the store's to give.
 	later := now.Add(3 * localKeep)
 	v.replace(nil, later.Add(-24*time.Hour), later)
-	if got := v.boosts(crashloop, later.Add(-24*time.Hour)); len(got) != 0 {
+	if got := v.boosts("C1", crashloop, later.Add(-24*time.Hour)); len(got) != 0 {
 		t.Errorf("boosts with an empty store and only an old local vote = %+v, want none", got)
+	}
+}
+
+// TestPrivateVotesStayInTheirChannel: a vote cast in a private channel
+// steers replies in that channel only.
+func TestPrivateVotesStayInTheirChannel(t *testing.T) {
+	now := time.Now()
+	v := newVotes()
+	private := feedback("U1", "a", store.NotRelevant, now, crashloop)
+	private.Channel, private.Private = "G1", true
+	v.replace([]store.Feedback{private}, now.Add(-time.Hour), now)
+	if got := v.boosts("G1", crashloop, now.Add(-time.Hour)); len(got) != 1 {
+		t.Errorf("in its own channel: %+v, want the vote", got)
+	}
+	if got := v.boosts("C1", crashloop, now.Add(-time.Hour)); len(got) != 0 {
+		t.Errorf("in another channel: %+v, want none", got)
+	}
+	local := feedback("U2", "b", store.Helpful, now, crashloop)
+	local.Channel, local.Private = "G1", true
+	v.add(local)
+	if got := v.boosts("C1", crashloop, now.Add(-time.Hour)); len(got) != 0 {
+		t.Errorf("a private vote cast here, in another channel: %+v, want none", got)
 	}
 }
 
@@ -60,12 +82,12 @@ func BenchmarkVoteBoosts(b *testing.B) {
 	v := newVotes()
 	v.replace(rows, now.Add(-time.Hour), now)
 	alert := "[FIRING:2] Service42LatencyHigh (prod svc-42)\np99 latency on checkout-42 above 900 ms, upstream timeouts from db-3"
-	if got := v.boosts(alert, now.Add(-time.Hour)); len(got) == 0 {
+	if got := v.boosts("C1", alert, now.Add(-time.Hour)); len(got) == 0 {
 		b.Fatal("the benchmark's alert matches no voted text")
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		v.boosts(alert, now.Add(-time.Hour))
+		v.boosts("C1", alert, now.Add(-time.Hour))
 	}
 }
 
@@ -100,12 +122,12 @@ func TestVotesRefreshed(t *testing.T) {
 		since := time.Now().Add(-time.Hour)
 		time.Sleep(29 * time.Second)
 		synctest.Wait()
-		if got := b.votes.boosts(crashloop, since); len(got) != 0 {
+		if got := b.votes.boosts("C1", crashloop, since); len(got) != 0 {
 			t.Errorf("votes before the refresh: %+v", got)
 		}
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
-		if got := b.votes.boosts(crashloop, since); len(got) != 1 || got[0].NotRelevant != 1 {
+		if got := b.votes.boosts("C1", crashloop, since); len(got) != 1 || got[0].NotRelevant != 1 {
 			t.Errorf("votes after the refresh: %+v, want the other replica's vote", got)
 		}
 		r.mu.Lock()

@@ -51,6 +51,9 @@ func readVotes(ctx context.Context, db, team string) (voteSet, error) {
 	byText := map[string]*votedText{}
 	var vs voteSet
 	for _, f := range rows {
+		if f.Private {
+			continue // as in a public channel: a private channel's votes steer it alone
+		}
 		v, ok := byText[f.Query]
 		if !ok {
 			v = &votedText{sig: matcher.SignatureOf(f.Query)}
