@@ -63,6 +63,7 @@ func TestInferIgnoresDeniedImpact(t *testing.T) {
 		{"The nightly clean-up job deleted current rows; customer data was lost and restored from backup.", "data-loss", true},
 		{"The primary failed over to the replica in 40 seconds. No data was lost.", "data-loss", false},
 		{"Primary failover finished in 40 seconds; no customer data was lost.", "data-loss", false},
+		{"There was no standby and all of the customer data was lost with the disk.", "data-loss", true},
 		{"주 데이터베이스가 40초 만에 페일오버되었습니다. 데이터 유실은 없었습니다.", "data-loss", false},
 		{"Users cannot log in: the SSO provider rejects every token.", "auth-failures", true},
 	} {

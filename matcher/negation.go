@@ -17,7 +17,9 @@ import (
 var reassurance = []*regexp.Regexp{
 	// "no (customer) data was lost", "no payments were affected",
 	// "nothing was exposed", "no impact to ...".
-	regexp.MustCompile(`(?i)\b(no|none of the|nothing|neither)\b[^.;:!?\n]{0,60}?\b(was|were|is|are|has been|have been|had been)\s+(lost|affected|impacted|exposed|accessed|compromised|corrupted|deleted|leaked|at risk)\b[^.;!?\n]*`),
+	// At most three words between the denial and its verb, so that "no
+	// failover, and all data was lost" is not read as a denial.
+	regexp.MustCompile(`(?i)\b(no|none of the|nothing|neither)(\s+[\w'-]+){0,3}?\s+(was|were|is|are|has been|have been|had been)\s+(lost|affected|impacted|exposed|accessed|compromised|corrupted|deleted|leaked|at risk)\b[^.;!?\n]*`),
 	regexp.MustCompile(`(?i)\bno\s+(\w+\s+){0,3}?(impact|loss|data loss|exposure|downtime|outage)\b[^.;!?\n]*`),
 	// "existing instances are not affected", "X remained unaffected",
 	// "we have no indication that data was accessed".
