@@ -2,12 +2,15 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/incidentbot/incidentbot/internal/pgtest"
 	"github.com/incidentbot/incidentbot/store"
@@ -42,6 +45,33 @@ func TestContractShared(t *testing.T) {
 	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
 		url := schema(t)
 		return open(t, url, postgres.WithNow(storetest.Clock(t).Now)), open(t, url, postgres.WithNow(storetest.Clock(t).Now))
+	})
+}
+
+func TestMigrations(t *testing.T) {
+	baseURL(t)
+	storetest.RunMigrations(t, func(t *testing.T) storetest.Database {
+		url := schema(t)
+		db, err := sql.Open("pgx", url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		files, err := filepath.Glob("migrations/*.sql")
+		if err != nil || len(files) == 0 {
+			t.Fatalf("list the migrations: %v, %v", files, err)
+		}
+		return storetest.Database{
+			Open: func(t *testing.T, upTo int) (store.Store, error) {
+				return postgres.Open(t.Context(), url, postgres.WithSchemaVersion(upTo))
+			},
+			DB:         db,
+			Migrations: len(files),
+			OtherToolsTable: `CREATE TABLE schema_migrations (version bigint NOT NULL PRIMARY KEY, dirty boolean NOT NULL);
+				INSERT INTO schema_migrations VALUES (20240101120000, false)`,
+			OldTableCount: `SELECT count(to_regclass('schema_migrations'))`,
+			NewerVersion:  `INSERT INTO incidentbot_schema_migrations (version) VALUES (9999)`,
+		}
 	})
 }
 
@@ -104,32 +134,6 @@ func TestSurvivesRestart(t *testing.T) {
 	assertMigrated(t, url)
 }
 
-// TestUpgradeFromVersion1 opens a schema that an older store left at
-// version 1, before the inbox, and checks that Open adds the inbox and keeps
-// what was there.
-func TestUpgradeFromVersion1(t *testing.T) {
-	ctx, url := t.Context(), schema(t)
-	old := open(t, url, postgres.WithSchemaVersion(1))
-	when := time.Date(2025, 3, 3, 12, 0, 0, 0, time.UTC)
-	if err := old.RecordSuggestion(ctx, store.Suggestion{Key: "C1:1", Time: when}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := old.InboxPut(ctx, store.InboxItem{Key: "Ev1"}, time.Minute); err == nil {
-		t.Fatal("a version 1 schema has an inbox already: the test builds the wrong schema")
-	}
-	old.Close()
-
-	s := open(t, url)
-	defer s.Close()
-	if got, err := s.Suggestions(ctx, when, when.Add(time.Second)); err != nil || len(got) != 1 {
-		t.Errorf("Suggestions after the upgrade = %+v, %v; want the one recorded before", got, err)
-	}
-	if ok, err := s.InboxPut(ctx, store.InboxItem{Key: "Ev1", Payload: []byte{0xff}}, time.Minute); err != nil || !ok {
-		t.Errorf("InboxPut after the upgrade = %v, %v; want true", ok, err)
-	}
-	assertMigrated(t, url)
-}
-
 func TestOpenBadURL(t *testing.T) {
 	_, err := postgres.Open(t.Context(), "postgres://user:secret@127.0.0.1:5432/db?sslmode=nonsense")
 	if err == nil {
@@ -165,92 +169,6 @@ func TestInboxDoneKeepsNoPayload(t *testing.T) {
 	}
 	if n != 0 {
 		t.Errorf("a handled event keeps %d bytes of payload, want 0", n)
-	}
-}
-
-// TestMigrationsTableBesideAnotherTools: a golang-migrate schema_migrations
-// table in the same schema neither breaks the start nor is touched.
-func TestMigrationsTableBesideAnotherTools(t *testing.T) {
-	url := schema(t)
-	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (version bigint NOT NULL PRIMARY KEY, dirty boolean NOT NULL);
-		INSERT INTO schema_migrations VALUES (20240101120000, false)`); err != nil {
-		t.Fatal(err)
-	}
-	s := open(t, url)
-	defer s.Close()
-	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "k", Time: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	var version int64
-	var dirty bool
-	if err := conn.QueryRow(ctx, `SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty); err != nil || version != 20240101120000 || dirty {
-		t.Errorf("the other tool's table reads %d, %v, %v; want it untouched", version, dirty, err)
-	}
-	assertMigrated(t, url)
-}
-
-// TestUpgradeMovesOldMigrationsTable: a schema an earlier version made,
-// with its migrations in schema_migrations, is taken over: the versions
-// move to incidentbot_schema_migrations, the old table goes, the data stays.
-func TestUpgradeMovesOldMigrationsTable(t *testing.T) {
-	url := schema(t)
-	ctx := t.Context()
-	s := open(t, url)
-	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "before", Time: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	// As the earlier version left it.
-	if _, err := conn.Exec(ctx, `ALTER TABLE incidentbot_schema_migrations RENAME TO schema_migrations`); err != nil {
-		t.Fatal(err)
-	}
-	s = open(t, url)
-	defer s.Close()
-	got, err := s.Suggestions(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
-	if err != nil || len(got) != 1 {
-		t.Errorf("after the upgrade, Suggestions = %+v, %v; want the one recorded before", got, err)
-	}
-	var old bool
-	if err := conn.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&old); err != nil || old {
-		t.Errorf("old schema_migrations still there (%v, %v)", old, err)
-	}
-	assertMigrated(t, url)
-}
-
-// TestRefusesNewerSchema: a binary older than the schema stops at start
-// with a message that says what happened and what to do.
-func TestRefusesNewerSchema(t *testing.T) {
-	url := schema(t)
-	ctx := t.Context()
-	open(t, url).Close()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO incidentbot_schema_migrations (version) VALUES (9999)`); err != nil {
-		t.Fatal(err)
-	}
-	s, err := postgres.Open(ctx, url)
-	if err == nil {
-		s.Close()
-		t.Fatal("Open succeeded on a schema newer than the binary")
-	}
-	for _, want := range []string{"version 9999", "newer than this incidentbot", "restore a backup"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
-		}
 	}
 }
 

@@ -45,6 +45,29 @@ func TestContractShared(t *testing.T) {
 	})
 }
 
+func TestMigrations(t *testing.T) {
+	storetest.RunMigrations(t, func(t *testing.T) storetest.Database {
+		path := filepath.Join(t.TempDir(), "activity.db")
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return storetest.Database{
+			Open: func(t *testing.T, upTo int) (store.Store, error) {
+				return sqlite.Open(t.Context(), path, sqlite.WithSchemaVersion(upTo))
+			},
+			DB:         db,
+			Migrations: migrations(t),
+			OtherToolsTable: `CREATE TABLE schema_migrations (version uint64, dirty bool);
+				CREATE UNIQUE INDEX version_unique ON schema_migrations (version);
+				INSERT INTO schema_migrations VALUES (20240101120000, 0)`,
+			OldTableCount: `SELECT count(*) FROM sqlite_schema WHERE name = 'schema_migrations'`,
+			NewerVersion:  `INSERT INTO incidentbot_schema_migrations VALUES (9999, 0)`,
+		}
+	})
+}
+
 func TestOpenCreatesParentsAndSurvivesRestart(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "a", "b", "activity.db")
@@ -102,62 +125,6 @@ func TestSchemaAndPragmas(t *testing.T) {
 	}
 	if versions != max || versions < 1 {
 		t.Errorf("incidentbot_schema_migrations has %d rows up to version %d, want one row per version from 1", versions, max)
-	}
-}
-
-// TestUpgradeFromVersion1 opens a database that an older store left at
-// schema version 1, before the inbox, and checks that Open adds the inbox
-// and keeps what was there.
-func TestUpgradeFromVersion1(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "activity.db")
-	old, err := sqlite.Open(ctx, path, sqlite.WithSchemaVersion(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	when := time.Date(2025, 3, 3, 12, 0, 0, 0, time.UTC)
-	if err := old.RecordSuggestion(ctx, store.Suggestion{Key: "C1:1", Time: when}); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := old.Claim(ctx, "Ev1", "a", time.Hour); err != nil || !ok {
-		t.Fatalf("Claim = %v, %v", ok, err)
-	}
-	if _, err := old.InboxPut(ctx, store.InboxItem{Key: "Ev1"}, time.Minute); err == nil {
-		t.Fatal("a version 1 database has an inbox already: the test builds the wrong schema")
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("open the version 1 database: %v", err)
-	}
-	defer s.Close()
-	if got, err := s.Suggestions(ctx, when, when.Add(time.Second)); err != nil || len(got) != 1 {
-		t.Errorf("Suggestions after the upgrade = %+v, %v; want the one recorded before", got, err)
-	}
-	if ok, err := s.Claim(ctx, "Ev1", "b", time.Hour); err != nil || ok {
-		t.Errorf("Claim on a live claim after the upgrade = %v, %v; want false", ok, err)
-	}
-	if ok, err := s.InboxPut(ctx, store.InboxItem{Key: "Ev1", Payload: []byte{0xff}}, time.Minute); err != nil || !ok {
-		t.Errorf("InboxPut after the upgrade = %v, %v; want true", ok, err)
-	}
-
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var versions, max int
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*), MAX(version) FROM incidentbot_schema_migrations").Scan(&versions, &max); err != nil {
-		t.Fatal(err)
-	}
-	if n := migrations(t); versions != n || max != n {
-		t.Errorf("incidentbot_schema_migrations has %d rows up to version %d after the upgrade, want %d up to %[3]d", versions, max, n)
-	}
-	if _, err := s.PutTeamCase(ctx, store.TeamCase{ID: "team-1", Case: []byte("{}")}); err != nil {
-		t.Errorf("PutTeamCase after the upgrade: %v", err)
 	}
 }
 
@@ -350,105 +317,6 @@ func TestFilesPrivate(t *testing.T) {
 			}
 		}
 		s.Close()
-	}
-}
-
-// TestMigrationsTableBesideAnotherTools: a golang-migrate schema_migrations
-// table in the file neither breaks the start nor is touched.
-func TestMigrationsTableBesideAnotherTools(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "activity.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (version uint64, dirty bool);
-		CREATE UNIQUE INDEX version_unique ON schema_migrations (version);
-		INSERT INTO schema_migrations VALUES (20240101120000, 0)`); err != nil {
-		t.Fatal(err)
-	}
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("Open beside another tool's schema_migrations: %v", err)
-	}
-	defer s.Close()
-	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "k", Time: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	var version int64
-	var dirty bool
-	if err := db.QueryRowContext(ctx, `SELECT version, dirty FROM schema_migrations`).Scan(&version, &dirty); err != nil || version != 20240101120000 || dirty {
-		t.Errorf("the other tool's table reads %d, %v, %v; want it untouched", version, dirty, err)
-	}
-}
-
-// TestUpgradeMovesOldMigrationsTable: a file an earlier version made, with
-// its migrations in schema_migrations, is taken over: the versions move to
-// incidentbot_schema_migrations, the old table goes, the data stays.
-func TestUpgradeMovesOldMigrationsTable(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "activity.db")
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "before", Time: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	// As the earlier version left it.
-	if _, err := db.ExecContext(ctx, `ALTER TABLE incidentbot_schema_migrations RENAME TO schema_migrations`); err != nil {
-		t.Fatal(err)
-	}
-	s, err = sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("Open a file an earlier version made: %v", err)
-	}
-	defer s.Close()
-	if got, err := s.Suggestions(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)); err != nil || len(got) != 1 {
-		t.Errorf("after the upgrade, Suggestions = %+v, %v; want the one recorded before", got, err)
-	}
-	n := migrations(t)
-	var old, versions int
-	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sqlite_schema WHERE name = 'schema_migrations'),
-		(SELECT count(*) FROM incidentbot_schema_migrations)`).Scan(&old, &versions); err != nil || old != 0 || versions != n {
-		t.Errorf("old table %d, versions moved %d, %v; want 0, %d (one per migration)", old, versions, err, n)
-	}
-}
-
-// TestRefusesNewerSchema: a binary older than the file's schema stops at
-// start with a message that says what happened and what to do.
-func TestRefusesNewerSchema(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "activity.db")
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, `INSERT INTO incidentbot_schema_migrations VALUES (9999, 0)`); err != nil {
-		t.Fatal(err)
-	}
-	s, err = sqlite.Open(ctx, path)
-	if err == nil {
-		s.Close()
-		t.Fatal("Open succeeded on a schema newer than the binary")
-	}
-	for _, want := range []string{"version 9999", "newer than this incidentbot", "restore a backup"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
-		}
 	}
 }
 
