@@ -50,7 +50,7 @@ const (
 )
 
 // capturePhrases are the capture's words in each language.
-var capturePhrases = map[cases.Lang]map[string]string{
+var capturePhrases = phrasebook{
 	cases.English: {
 		"modal_title":   "Save incident case",
 		"save":          "Save",
@@ -163,17 +163,6 @@ var capturePhrases = map[cases.Lang]map[string]string{
 	},
 }
 
-func sayCapture(lang cases.Lang, key string, args ...any) string {
-	p, ok := capturePhrases[lang]
-	if !ok {
-		p = capturePhrases[cases.English]
-	}
-	if len(args) > 0 {
-		return fmt.Sprintf(p[key], args...)
-	}
-	return p[key]
-}
-
 // captureMeta is what the modal carries in its private_metadata: what the
 // save needs beyond the inputs.
 type captureMeta struct {
@@ -230,10 +219,10 @@ func (m captureMeta) encode() string {
 func loadingView(lang cases.Lang) slack.ModalViewRequest {
 	return slack.ModalViewRequest{
 		Type:       slack.VTModal,
-		Title:      plain(sayCapture(lang, "modal_title")),
-		Close:      plain(sayCapture(lang, "cancel")),
+		Title:      plain(capturePhrases.say(lang, "modal_title")),
+		Close:      plain(capturePhrases.say(lang, "cancel")),
 		CallbackID: captureModalID,
-		Blocks:     slack.Blocks{BlockSet: []slack.Block{slack.NewSectionBlock(mrkdwn(sayCapture(lang, "loading")), nil, nil)}},
+		Blocks:     slack.Blocks{BlockSet: []slack.Block{slack.NewSectionBlock(mrkdwn(capturePhrases.say(lang, "loading")), nil, nil)}},
 	}
 }
 
@@ -296,13 +285,13 @@ func tagSelect(tax *cases.Taxonomy, kind cases.Kind, id, label string, selected 
 	}
 	var el slack.BlockElement
 	if multi {
-		ms := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, plain(sayCapture(lang, "pick")), inputAction, opts...)
+		ms := slack.NewOptionsMultiSelectBlockElement(slack.MultiOptTypeStatic, plain(capturePhrases.say(lang, "pick")), inputAction, opts...)
 		ms.OptionGroups, ms.InitialOptions = groups, initial
 		maxSel := maxSelectedTags
 		ms.MaxSelectedItems = &maxSel
 		el = ms
 	} else {
-		s := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain(sayCapture(lang, "pick")), inputAction, opts...)
+		s := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain(capturePhrases.say(lang, "pick")), inputAction, opts...)
 		s.OptionGroups = groups
 		if len(initial) > 0 {
 			s.InitialOption = initial[0]
@@ -344,51 +333,51 @@ func (b *Bot) captureView(cp *capture) slack.ModalViewRequest {
 	}
 
 	var blocks []slack.Block
-	intro := sayCapture(lang, "intro", cp.messages, escape(cp.channelName))
+	intro := capturePhrases.say(lang, "intro", cp.messages, escape(cp.channelName))
 	if cp.id != "" {
-		intro = sayCapture(lang, "intro_edit", escape(cp.id))
+		intro = capturePhrases.say(lang, "intro_edit", escape(cp.id))
 	}
 	blocks = append(blocks, slack.NewSectionBlock(mrkdwn(intro), nil, nil))
 	if len(cp.timeline) > 0 {
 		var tl strings.Builder
-		fmt.Fprintf(&tl, "*%s*", sayCapture(lang, "timeline"))
+		fmt.Fprintf(&tl, "*%s*", capturePhrases.say(lang, "timeline"))
 		for _, e := range cp.timeline[:min(len(cp.timeline), maxTimelineInModal)] {
 			when := e.At.UTC().Format("01-02 15:04")
 			if u := linkURL(e.Link); u != "" {
 				when = "<" + u + "|" + when + ">"
 			}
-			fmt.Fprintf(&tl, "\n• %s UTC · %s: %s", when, sayCapture(lang, e.Kind), escape(clip(e.Text, 200)))
+			fmt.Fprintf(&tl, "\n• %s UTC · %s: %s", when, capturePhrases.say(lang, e.Kind), escape(clip(e.Text, 200)))
 		}
 		blocks = append(blocks, slack.NewContextBlock("timeline", mrkdwn(tl.String())))
 	}
 	blocks = append(blocks,
-		textInput(blockTitle, sayCapture(lang, "f_title"), c.Title.In(lang), false, false, maxTitle),
-		textInput(blockSummary, sayCapture(lang, "f_summary"), c.Summary.In(lang), true, true, maxField),
-		textInput(blockSeen, sayCapture(lang, "f_seen"), c.SymptomsText.In(lang), true, true, maxField),
-		textInput(blockCause, sayCapture(lang, "f_cause"), c.Trigger.In(lang), true, true, maxField),
-		textInput(blockHelped, sayCapture(lang, "f_helped"), stepLines(c.Remediation, lang), true, true, maxField),
-		textInput(blockActions, sayCapture(lang, "f_actions"), stepLines(c.ActionItems, lang), true, true, maxField),
-		tagSelect(tax, cases.KindSymptom, blockSymptoms, sayCapture(lang, "f_symptoms"), c.Symptoms, true, lang),
-		tagSelect(tax, cases.KindComponent, blockComponents, sayCapture(lang, "f_components"), c.Components, true, lang),
-		tagSelect(tax, cases.KindRootCause, blockRootCause, sayCapture(lang, "f_root"), nonEmpty([]string{c.RootCause}), false, lang),
-		tagSelect(tax, cases.KindContributing, blockContributing, sayCapture(lang, "f_contrib"), c.Contributing, true, lang),
+		textInput(blockTitle, capturePhrases.say(lang, "f_title"), c.Title.In(lang), false, false, maxTitle),
+		textInput(blockSummary, capturePhrases.say(lang, "f_summary"), c.Summary.In(lang), true, true, maxField),
+		textInput(blockSeen, capturePhrases.say(lang, "f_seen"), c.SymptomsText.In(lang), true, true, maxField),
+		textInput(blockCause, capturePhrases.say(lang, "f_cause"), c.Trigger.In(lang), true, true, maxField),
+		textInput(blockHelped, capturePhrases.say(lang, "f_helped"), stepLines(c.Remediation, lang), true, true, maxField),
+		textInput(blockActions, capturePhrases.say(lang, "f_actions"), stepLines(c.ActionItems, lang), true, true, maxField),
+		tagSelect(tax, cases.KindSymptom, blockSymptoms, capturePhrases.say(lang, "f_symptoms"), c.Symptoms, true, lang),
+		tagSelect(tax, cases.KindComponent, blockComponents, capturePhrases.say(lang, "f_components"), c.Components, true, lang),
+		tagSelect(tax, cases.KindRootCause, blockRootCause, capturePhrases.say(lang, "f_root"), nonEmpty([]string{c.RootCause}), false, lang),
+		tagSelect(tax, cases.KindContributing, blockContributing, capturePhrases.say(lang, "f_contrib"), c.Contributing, true, lang),
 	)
 	if cp.channelPrivate {
-		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(sayCapture(lang, "private_note")), nil, nil))
-		opt := slack.NewOptionBlockObject(shareValue, plain(sayCapture(lang, "share")), plain(sayCapture(lang, "share_hint")))
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(capturePhrases.say(lang, "private_note")), nil, nil))
+		opt := slack.NewOptionBlockObject(shareValue, plain(capturePhrases.say(lang, "share")), plain(capturePhrases.say(lang, "share_hint")))
 		cb := slack.NewCheckboxGroupsBlockElement(inputAction, opt)
 		if !cp.private {
 			cb.InitialOptions = []*slack.OptionBlockObject{opt}
 		}
-		in := slack.NewInputBlock(blockShare, plain(sayCapture(lang, "share")), nil, cb)
+		in := slack.NewInputBlock(blockShare, plain(capturePhrases.say(lang, "share")), nil, cb)
 		in.Optional = true
 		blocks = append(blocks, in)
 	}
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
-		Title:           plain(sayCapture(lang, "modal_title")),
-		Submit:          plain(sayCapture(lang, "save")),
-		Close:           plain(sayCapture(lang, "cancel")),
+		Title:           plain(capturePhrases.say(lang, "modal_title")),
+		Submit:          plain(capturePhrases.say(lang, "save")),
+		Close:           plain(capturePhrases.say(lang, "cancel")),
 		CallbackID:      captureModalID,
 		PrivateMetadata: meta.encode(),
 		Blocks:          slack.Blocks{BlockSet: blocks},
@@ -402,7 +391,7 @@ func (b *Bot) startCapture(ctx context.Context, triggerID, user, channel, thread
 	v, err := b.openLoading(ctx, triggerID)
 	if err != nil {
 		b.log.Warn("capture: opening the modal failed", "channel", channel, "err", err)
-		blocks, fallback := renderText(sayCapture(b.opts.DefaultLang, "expired"))
+		blocks, fallback := renderText(capturePhrases.say(b.opts.DefaultLang, "expired"))
 		_ = b.post.ephemeral(ctx, channel, user, "", blocks, fallback)
 		return
 	}
@@ -429,7 +418,7 @@ func (b *Bot) fillCapture(ctx context.Context, v *slack.ViewResponse, channel, t
 	var view slack.ModalViewRequest
 	if err != nil {
 		b.log.Warn("capture: reading the channel failed", "channel", channel, "err", err)
-		view = messageView(lang, sayCapture(lang, "failed", escape(slackReason(err))))
+		view = messageView(lang, capturePhrases.say(lang, "failed", escape(slackReason(err))))
 	} else {
 		view = b.captureView(cp)
 	}
@@ -449,7 +438,7 @@ func (b *Bot) captureWork(in *interaction, channel, thread string, orphan bool) 
 	}
 	lang := b.opts.DefaultLang
 	notSet := func(ctx context.Context) {
-		blocks, fallback := renderText(sayCapture(lang, "not_set"))
+		blocks, fallback := renderText(capturePhrases.say(lang, "not_set"))
 		_ = b.post.ephemeral(ctx, channel, in.User.ID, "", blocks, fallback)
 	}
 	switch {
@@ -532,7 +521,7 @@ func (b *Bot) onViewSubmission(ctx context.Context, req *socketmode.Request) {
 	select {
 	case b.slashSem <- struct{}{}:
 	default:
-		b.ack(ctx, req, viewErrors(map[string]string{blockTitle: sayCapture(lang, "e_busy")}))
+		b.ack(ctx, req, viewErrors(map[string]string{blockTitle: capturePhrases.say(lang, "e_busy")}))
 		return
 	}
 	go func() {
@@ -541,7 +530,7 @@ func (b *Bot) onViewSubmission(ctx context.Context, req *socketmode.Request) {
 			if r := recover(); r != nil {
 				b.m.panics.Inc()
 				b.log.Error("recovered from a panic saving a case", "err", r)
-				b.ack(ctx, req, viewErrors(map[string]string{blockTitle: sayCapture(lang, "e_save")}))
+				b.ack(ctx, req, viewErrors(map[string]string{blockTitle: capturePhrases.say(lang, "e_save")}))
 			}
 		}()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
@@ -621,7 +610,7 @@ func stepsFrom(field string, was []cases.Step, links map[string]string, lang cas
 // the stored team case, or the errors to show beside the fields.
 func (b *Bot) saveSubmission(ctx context.Context, user string, meta captureMeta, lang cases.Lang, state *slack.ViewState) (store.TeamCase, map[string]string) {
 	if b.opts.TeamCases == nil {
-		return store.TeamCase{}, map[string]string{blockTitle: sayCapture(lang, "not_set")}
+		return store.TeamCase{}, map[string]string{blockTitle: capturePhrases.say(lang, "not_set")}
 	}
 	in := submitted{}
 	if state != nil {
@@ -631,24 +620,24 @@ func (b *Bot) saveSubmission(ctx context.Context, user string, meta captureMeta,
 	title := in.text(blockTitle)
 	switch {
 	case title == "":
-		errs[blockTitle] = sayCapture(lang, "e_title")
+		errs[blockTitle] = capturePhrases.say(lang, "e_title")
 	case utf8.RuneCountInString(title) > maxTitle:
-		errs[blockTitle] = sayCapture(lang, "e_long", maxTitle)
+		errs[blockTitle] = capturePhrases.say(lang, "e_long", maxTitle)
 	}
 	for _, f := range []string{blockSummary, blockSeen, blockCause, blockHelped, blockActions} {
 		if utf8.RuneCountInString(in.text(f)) > maxField {
-			errs[f] = sayCapture(lang, "e_long", maxField)
+			errs[f] = capturePhrases.say(lang, "e_long", maxField)
 		}
 	}
 	if in.text(blockSummary) == "" && in.text(blockSeen) == "" {
-		errs[blockSummary] = sayCapture(lang, "e_text")
+		errs[blockSummary] = capturePhrases.say(lang, "e_text")
 	}
 	tags := map[string][]string{}
 	for block, kind := range map[string]cases.Kind{blockSymptoms: cases.KindSymptom, blockComponents: cases.KindComponent,
 		blockRootCause: cases.KindRootCause, blockContributing: cases.KindContributing} {
 		for _, id := range in.options(block) {
 			if _, ok := b.opts.Taxonomy.Lookup(kind, id); !ok {
-				errs[block] = sayCapture(lang, "e_tag", id)
+				errs[block] = capturePhrases.say(lang, "e_tag", id)
 			} else if !slices.Contains(tags[block], id) {
 				tags[block] = append(tags[block], id)
 			}
@@ -678,10 +667,10 @@ func (b *Bot) saveSubmission(ctx context.Context, user string, meta captureMeta,
 		old, ok, err := b.opts.TeamCases.TeamCase(ctx, meta.ID)
 		if err != nil {
 			b.log.Error("saving a case failed: reading it", "case_id", meta.ID, "err", err)
-			return store.TeamCase{}, map[string]string{blockTitle: sayCapture(lang, "e_save")}
+			return store.TeamCase{}, map[string]string{blockTitle: capturePhrases.say(lang, "e_save")}
 		}
 		if !ok {
-			return store.TeamCase{}, map[string]string{blockTitle: sayCapture(lang, "e_gone")}
+			return store.TeamCase{}, map[string]string{blockTitle: capturePhrases.say(lang, "e_gone")}
 		}
 		var was cases.Case
 		if err := json.Unmarshal(old.Case, &was); err != nil {
@@ -713,7 +702,7 @@ func (b *Bot) saveSubmission(ctx context.Context, user string, meta captureMeta,
 		id, err := b.newCaseID(ctx, meta.Name, meta.Date)
 		if err != nil {
 			b.log.Error("saving a case failed: choosing its id", "channel", meta.Channel, "err", err)
-			return store.TeamCase{}, map[string]string{blockTitle: sayCapture(lang, "e_save")}
+			return store.TeamCase{}, map[string]string{blockTitle: capturePhrases.say(lang, "e_save")}
 		}
 		c.ID = id
 	}
@@ -727,13 +716,13 @@ func (b *Bot) saveSubmission(ctx context.Context, user string, meta captureMeta,
 	body, err := json.Marshal(c)
 	if err != nil {
 		b.log.Error("saving a case failed: encoding it", "case_id", c.ID, "err", err)
-		return store.TeamCase{}, map[string]string{blockTitle: sayCapture(lang, "e_save")}
+		return store.TeamCase{}, map[string]string{blockTitle: capturePhrases.say(lang, "e_save")}
 	}
 	tc.Case = body
 	saved, err := b.opts.TeamCases.PutTeamCase(ctx, tc)
 	if err != nil {
 		b.log.Error("saving a case failed; the modal stays open with what was typed", "case_id", c.ID, "channel", meta.Channel, "err", err)
-		return store.TeamCase{}, map[string]string{blockTitle: sayCapture(lang, "e_save")}
+		return store.TeamCase{}, map[string]string{blockTitle: capturePhrases.say(lang, "e_save")}
 	}
 	b.scopes.set(saved.ID, caseScope{channel: saved.Channel, private: saved.Private})
 	b.log.Info("team case saved", "case_id", saved.ID, "channel", saved.Channel, "private", saved.Private, "user", user)
@@ -750,14 +739,14 @@ func (b *Bot) afterSave(ctx context.Context, user string, meta captureMeta, lang
 	if meta.ID != "" {
 		key = "updated"
 	}
-	text := sayCapture(lang, key, user, escape(saved.ID), escape(clip(c.Title.In(lang), 200)))
+	text := capturePhrases.say(lang, key, user, escape(saved.ID), escape(clip(c.Title.In(lang), 200)))
 	switch {
 	case saved.Private:
-		text += " " + sayCapture(lang, "saved_private")
+		text += " " + capturePhrases.say(lang, "saved_private")
 	case meta.Private:
-		text += " " + sayCapture(lang, "saved_shared")
+		text += " " + capturePhrases.say(lang, "saved_shared")
 	default:
-		text += " " + sayCapture(lang, "saved_public")
+		text += " " + capturePhrases.say(lang, "saved_public")
 	}
 	blocks, fallback := renderText(text)
 	if _, err := b.post.post(ctx, saved.Channel, meta.Thread, blocks, fallback); err != nil {
@@ -778,13 +767,13 @@ func (b *Bot) refreshLibrary(ctx context.Context) {
 
 // teamCaseActions are the Edit and Delete buttons shown with a team case.
 func teamCaseActions(id string, lang cases.Lang) slack.Block {
-	del := slack.NewButtonBlockElement(actionCaseDelete, id, plain(sayCapture(lang, "delete")))
+	del := slack.NewButtonBlockElement(actionCaseDelete, id, plain(capturePhrases.say(lang, "delete")))
 	del.Style = slack.StyleDanger
-	del.Confirm = slack.NewConfirmationBlockObject(plain(sayCapture(lang, "confirm_title")),
-		mrkdwn(sayCapture(lang, "confirm_text", escape(clip(id, 200)))), plain(sayCapture(lang, "confirm_yes")), plain(sayCapture(lang, "confirm_no")))
+	del.Confirm = slack.NewConfirmationBlockObject(plain(capturePhrases.say(lang, "confirm_title")),
+		mrkdwn(capturePhrases.say(lang, "confirm_text", escape(clip(id, 200)))), plain(capturePhrases.say(lang, "confirm_yes")), plain(capturePhrases.say(lang, "confirm_no")))
 	del.Confirm.Style = slack.StyleDanger
 	return slack.NewActionBlock("team_case:actions",
-		slack.NewButtonBlockElement(actionCaseEdit, id, plain(sayCapture(lang, "edit"))), del)
+		slack.NewButtonBlockElement(actionCaseEdit, id, plain(capturePhrases.say(lang, "edit"))), del)
 }
 
 // teamCase reads a team case and its case, bounded in time.
@@ -819,9 +808,9 @@ func (b *Bot) onEditCase(ctx context.Context, in *interaction, channel, id strin
 	switch {
 	case err != nil:
 		b.log.Warn("reading a team case to edit failed", "case_id", id, "err", err)
-		view = messageView(lang, sayCapture(lang, "store_failed"))
+		view = messageView(lang, capturePhrases.say(lang, "store_failed"))
 	case !ok:
-		view = messageView(lang, sayCapture(lang, "no_team_case", id))
+		view = messageView(lang, capturePhrases.say(lang, "no_team_case", id))
 	default:
 		_, chPrivate := b.channels.check(ctx, tc.Channel, "")
 		view = b.captureView(&capture{channel: tc.Channel, id: tc.ID, private: tc.Private, channelPrivate: chPrivate || tc.Private, lang: lang, c: c})
@@ -865,25 +854,25 @@ func (b *Bot) onDeleteCase(ctx context.Context, in *interaction, channel, id str
 	switch {
 	case err != nil:
 		b.log.Warn("reading a team case to delete failed", "case_id", id, "err", err)
-		answer(sayCapture(lang, "store_failed"), false)
+		answer(capturePhrases.say(lang, "store_failed"), false)
 		return
 	case !ok:
-		answer(sayCapture(lang, "no_team_case", id), false)
+		answer(capturePhrases.say(lang, "no_team_case", id), false)
 		return
 	}
 	lang = caseLang(c)
 	allowed, err := b.mayDelete(ctx, in.User.ID, tc)
 	if err != nil {
 		b.log.Warn("checking the admin group failed; not deleting", "case_id", id, "group", b.opts.AdminGroup, "err", err)
-		answer(sayCapture(lang, "check_failed"), false)
+		answer(capturePhrases.say(lang, "check_failed"), false)
 		return
 	}
 	if !allowed {
 		b.log.Info("team case delete refused", "case_id", id, "user", in.User.ID)
 		if tc.CreatedBy != "" {
-			answer(sayCapture(lang, "not_allowed", tc.CreatedBy, escape(id)), false)
+			answer(capturePhrases.say(lang, "not_allowed", tc.CreatedBy, escape(id)), false)
 		} else {
-			answer(sayCapture(lang, "not_allowed_x", escape(id)), false)
+			answer(capturePhrases.say(lang, "not_allowed_x", escape(id)), false)
 		}
 		return
 	}
@@ -892,13 +881,13 @@ func (b *Bot) onDeleteCase(ctx context.Context, in *interaction, channel, id str
 	cancel()
 	if err != nil {
 		b.log.Error("deleting a team case failed", "case_id", id, "err", err)
-		answer(sayCapture(lang, "store_failed"), false)
+		answer(capturePhrases.say(lang, "store_failed"), false)
 		return
 	}
 	b.scopes.set(id, caseScope{gone: true})
 	b.log.Info("team case deleted", "case_id", id, "user", in.User.ID)
 	b.refreshLibrary(ctx)
-	answer(sayCapture(lang, "deleted", escape(id), in.User.ID), true)
+	answer(capturePhrases.say(lang, "deleted", escape(id), in.User.ID), true)
 }
 
 // mayDelete reports whether user may delete a team case: the person who

@@ -172,12 +172,12 @@ func (b *Bot) showPayload(ctx context.Context, cmd slack.SlashCommand, id []stri
 // returns nil when the modal is the answer.
 func (b *Bot) capturePayload(ctx context.Context, cmd slack.SlashCommand, lang cases.Lang) map[string]any {
 	if b.opts.TeamCases == nil {
-		return ephemeralPayload(renderText(sayCapture(lang, "not_set")))
+		return ephemeralPayload(renderText(capturePhrases.say(lang, "not_set")))
 	}
 	v, err := b.openLoading(ctx, cmd.TriggerID)
 	if err != nil {
 		b.log.Warn("capture: opening the modal failed", "channel", cmd.ChannelID, "err", err)
-		return ephemeralPayload(renderText(sayCapture(lang, "expired")))
+		return ephemeralPayload(renderText(capturePhrases.say(lang, "expired")))
 	}
 	b.goCapture(func(ctx context.Context) { b.fillCapture(ctx, v, cmd.ChannelID, "") }, func() {
 		wctx, cancel := context.WithTimeout(context.Background(), viewOpenTimeout)

@@ -30,7 +30,7 @@ const (
 )
 
 // phrases are the bot's words in each language.
-var phrases = map[cases.Lang]map[string]string{
+var phrases = phrasebook{
 	cases.English: {
 		"heading":      ":mag: Similar past incidents",
 		"fallback":     "Similar past incidents: %s",
@@ -109,17 +109,25 @@ var phrases = map[cases.Lang]map[string]string{
 	},
 }
 
-func say(lang cases.Lang, key string, args ...any) string {
-	p := phrases[lang]
-	if p == nil {
-		p = phrases[cases.English]
+// phrasebook holds phrases by language and key; English stands in for a
+// language it lacks.
+type phrasebook map[cases.Lang]map[string]string
+
+// say returns the phrase key in lang, formatted with args when there are
+// any.
+func (b phrasebook) say(lang cases.Lang, key string, args ...any) string {
+	p, ok := b[lang]
+	if !ok {
+		p = b[cases.English]
 	}
-	s := p[key]
 	if len(args) > 0 {
-		return fmt.Sprintf(s, args...)
+		return fmt.Sprintf(p[key], args...)
 	}
-	return s
+	return p[key]
 }
+
+// say returns a phrase of the replies.
+func say(lang cases.Lang, key string, args ...any) string { return phrases.say(lang, key, args...) }
 
 // escape makes text safe inside Slack mrkdwn.
 func escape(s string) string {
@@ -341,8 +349,8 @@ func renderCase(c *cases.Case, tax labeler, lang cases.Lang) ([]slack.Block, str
 			blocks = append(blocks, slack.NewSectionBlock(mrkdwn("*"+heading+"*\n"+escape(text)), nil, nil))
 		}
 	}
-	add(sayCase(lang, "summary"), c.Summary.In(lang))
-	add(sayCase(lang, "symptoms"), c.SymptomsText.In(lang))
+	add(casePhrases.say(lang, "summary"), c.Summary.In(lang))
+	add(casePhrases.say(lang, "symptoms"), c.SymptomsText.In(lang))
 	var tags []string
 	for _, s := range c.Symptoms {
 		tags = append(tags, tax.Label(cases.KindSymptom, s, lang))
@@ -353,27 +361,20 @@ func renderCase(c *cases.Case, tax labeler, lang cases.Lang) ([]slack.Block, str
 	if c.RootCause != "" {
 		tags = append(tags, tax.Label(cases.KindRootCause, c.RootCause, lang))
 	}
-	add(sayCase(lang, "tags"), strings.Join(tags, ", ")) // add escapes
+	add(casePhrases.say(lang, "tags"), strings.Join(tags, ", ")) // add escapes
 	did, suggested := splitSteps(c.Remediation)
 	add(say(lang, "helped"), bullets(did, lang))
 	add(say(lang, "suggested"), bullets(suggested, lang))
 	actDid, actSuggested := splitSteps(c.ActionItems)
-	add(sayCase(lang, "actions"), bullets(actDid, lang))
-	add(sayCase(lang, "actions")+" · "+say(lang, "suggested"), bullets(actSuggested, lang))
+	add(casePhrases.say(lang, "actions"), bullets(actDid, lang))
+	add(casePhrases.say(lang, "actions")+" · "+say(lang, "suggested"), bullets(actSuggested, lang))
 	add(say(lang, "lesson"), c.Lessons.In(lang))
 	return blocks, clip(escape(c.Title.In(lang)), 3000)
 }
 
-var casePhrases = map[cases.Lang]map[string]string{
+var casePhrases = phrasebook{
 	cases.English: {"summary": "Summary", "symptoms": "What responders saw", "tags": "Tags", "actions": "Action items"},
 	cases.Korean:  {"summary": "요약", "symptoms": "대응자가 본 증상", "tags": "태그", "actions": "후속 조치"},
-}
-
-func sayCase(lang cases.Lang, key string) string {
-	if p, ok := casePhrases[lang]; ok {
-		return p[key]
-	}
-	return casePhrases[cases.English][key]
 }
 
 // labeler gives tag labels; *cases.Taxonomy implements it.
