@@ -1,11 +1,11 @@
 // Command eval prints the match quality of incidentbot's matcher on the
-// evaluation sets, beside a text-only baseline: the held-out set against the
-// built-in library, then the tuning set against the test library and the
+// evaluation sets, beside a text-only baseline: the two held-out sets against
+// the built-in library, then the tuning set against the test library and the
 // built-in library.
 //
-//	go run ./matcher/cmd/eval [-set heldout|tuning|all] [-queries FILE] [-library DIR] [-misses]
+//	go run ./matcher/cmd/eval [-set heldout|heldout2|tuning|all] [-queries FILE] [-library DIR] [-misses]
 //
-// The held-out set is frozen and reported in aggregate only: -misses,
+// The held-out sets are frozen and reported in aggregate only: -misses,
 // -debug and -tags work on the tuning set (or -queries FILE). The ranking's
 // weights are fitted by go run ./matcher/cmd/fit -weights.
 package main
@@ -25,15 +25,23 @@ import (
 )
 
 const (
-	heldoutPath = "matcher/testdata/eval/heldout.jsonl"
-	tuningPath  = "matcher/testdata/eval/tuning.jsonl"
+	heldoutPath  = "matcher/testdata/eval/heldout.jsonl"
+	heldout2Path = "matcher/testdata/eval/heldout2.jsonl"
+	tuningPath   = "matcher/testdata/eval/tuning.jsonl"
 )
 
-// errHeldout is returned when a per-query view is asked of the held-out set.
-var errHeldout = errors.New("the held-out set is reported in aggregate only, so that nothing is tuned on it; -misses, -debug and -tags work on the tuning set (-set tuning) or on -queries FILE")
+// heldoutSets are the frozen held-out sets by their -set name, in the order
+// -set all reports them.
+var heldoutSets = []struct{ name, path string }{
+	{"heldout", heldoutPath},
+	{"heldout2", heldout2Path},
+}
+
+// errHeldout is returned when a per-query view is asked of a held-out set.
+var errHeldout = errors.New("the held-out sets are reported in aggregate only, so that nothing is tuned on them; -misses, -debug and -tags work on the tuning set (-set tuning) or on -queries FILE")
 
 func main() {
-	set := flag.String("set", "all", "which evaluation set to report: heldout, tuning or all (held-out first)")
+	set := flag.String("set", "all", "which evaluation set to report: heldout, heldout2, tuning or all (held-out sets first)")
 	queries := flag.String("queries", "", "evaluate this query file (JSON lines) instead of the sets, like the tuning set")
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
 	misses := flag.Bool("misses", false, "list the queries each run missed (tuning set or -queries only)")
@@ -49,16 +57,16 @@ func main() {
 
 func dispatch(set, queries, library, scoring, tags string, misses, debug bool) error {
 	switch set {
-	case "heldout", "tuning", "all":
+	case "heldout", "heldout2", "tuning", "all":
 	default:
-		return fmt.Errorf("-set %q: want heldout, tuning or all", set)
+		return fmt.Errorf("-set %q: want heldout, heldout2, tuning or all", set)
 	}
 	perQuery := misses || debug || tags != ""
-	if perQuery && queries != "" && sameFile(queries, heldoutPath) {
+	if perQuery && queries != "" && isHeldout(queries) {
 		return errHeldout
 	}
 	if perQuery && queries == "" {
-		if set == "heldout" {
+		if set == "heldout" || set == "heldout2" {
 			return errHeldout
 		}
 		if !misses {
@@ -73,8 +81,14 @@ func dispatch(set, queries, library, scoring, tags string, misses, debug bool) e
 	case queries != "":
 		return runTuning("queries "+queries, queries, library, scoring, misses)
 	}
-	if set == "heldout" || set == "all" {
-		if err := runHeldout(heldoutPath, scoring); err != nil {
+	for i, h := range heldoutSets {
+		if set != h.name && set != "all" {
+			continue
+		}
+		if i > 0 && set == "all" {
+			fmt.Println()
+		}
+		if err := runHeldout(h.path, scoring); err != nil {
 			return err
 		}
 	}
@@ -106,6 +120,16 @@ func load(queries, library string) (qs []eval.Query, testLib, builtinLib *cases.
 	return qs, testLib, builtinLib, nil
 }
 
+// isHeldout reports whether path names one of the frozen held-out sets.
+func isHeldout(path string) bool {
+	for _, h := range heldoutSets {
+		if sameFile(path, h.path) {
+			return true
+		}
+	}
+	return false
+}
+
 // sameFile reports whether paths a and b name the same existing file.
 func sameFile(a, b string) bool {
 	fa, err := os.Stat(a)
@@ -116,7 +140,7 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
-// runHeldout reports the held-out set against the built-in library, whose
+// runHeldout reports a held-out set against the built-in library, whose
 // cases its labels refer to, in aggregate only.
 func runHeldout(path, scoring string) error {
 	qs, err := eval.Load(path)

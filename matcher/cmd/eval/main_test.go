@@ -1,0 +1,30 @@
+package main
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestDispatchRefusesPerQueryOnHeldout checks that no per-query view is
+// given of either held-out set, so that nothing is tuned on their misses.
+// The refusal comes before any query is loaded or matched.
+func TestDispatchRefusesPerQueryOnHeldout(t *testing.T) {
+	for _, set := range []string{"heldout", "heldout2"} {
+		for _, tc := range []struct {
+			name          string
+			tags          string
+			misses, debug bool
+		}{
+			{name: "misses", misses: true},
+			{name: "debug", debug: true},
+			{name: "tags", tags: "fn"},
+		} {
+			t.Run(set+"/"+tc.name, func(t *testing.T) {
+				err := dispatch(set, "", "../../testdata/library", "bm25", tc.tags, tc.misses, tc.debug)
+				if !errors.Is(err, errHeldout) {
+					t.Fatalf("dispatch(-set %s -%s) = %v, want the held-out refusal", set, tc.name, err)
+				}
+			})
+		}
+	}
+}
