@@ -228,7 +228,7 @@ type Bot struct {
 	searchMu sync.RWMutex
 	health   health
 
-	slashSem chan struct{}    // one value per slash command being answered
+	slashSem chan struct{}    // one value per slash command, capture or save being answered
 	pending  chan *pendingAck // envelopes being recorded, to ack in order
 
 	dropMu   sync.Mutex

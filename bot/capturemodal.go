@@ -467,26 +467,16 @@ func (b *Bot) captureWork(in *interaction, channel, thread string, orphan bool) 
 // goCapture runs capture work now, beside the queue, bounded like slash
 // commands; when too much runs already, busy is called instead.
 func (b *Bot) goCapture(run func(context.Context), busy func()) {
-	select {
-	case b.slashSem <- struct{}{}:
-	default:
-		b.m.suppressed.WithLabelValues("commands_busy").Inc()
-		b.log.Warn("too many captures at once; one was dropped", "max", cap(b.slashSem))
-		busy()
-		return
-	}
-	go func() {
-		defer func() { <-b.slashSem }()
-		defer func() {
-			if r := recover(); r != nil {
-				b.m.panics.Inc()
-				b.log.Error("recovered from a panic in a capture", "err", r)
-			}
-		}()
+	started := b.goLimited("recovered from a panic in a capture", func() {
 		ctx, cancel := context.WithTimeout(context.Background(), captureTimeout+10*time.Second)
 		defer cancel()
 		run(ctx)
-	}()
+	}, nil)
+	if !started {
+		b.m.suppressed.WithLabelValues("commands_busy").Inc()
+		b.log.Warn("too many captures at once; one was dropped", "max", cap(b.slashSem))
+		busy()
+	}
 }
 
 // slackReason is the short reason of a Slack error, for a user.
@@ -518,21 +508,7 @@ func (b *Bot) onViewSubmission(ctx context.Context, req *socketmode.Request) {
 	if _, ok := capturePhrases[lang]; !ok {
 		lang = b.opts.DefaultLang
 	}
-	select {
-	case b.slashSem <- struct{}{}:
-	default:
-		b.ack(ctx, req, viewErrors(map[string]string{blockTitle: capturePhrases.say(lang, "e_busy")}))
-		return
-	}
-	go func() {
-		defer func() { <-b.slashSem }()
-		defer func() {
-			if r := recover(); r != nil {
-				b.m.panics.Inc()
-				b.log.Error("recovered from a panic saving a case", "err", r)
-				b.ack(ctx, req, viewErrors(map[string]string{blockTitle: capturePhrases.say(lang, "e_save")}))
-			}
-		}()
+	started := b.goLimited("recovered from a panic saving a case", func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 		defer cancel()
 		saved, errs := b.saveSubmission(sctx, cb.User.ID, meta, lang, cb.View.State)
@@ -544,7 +520,12 @@ func (b *Bot) onViewSubmission(ctx context.Context, req *socketmode.Request) {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), captureTimeout)
 		defer cancel()
 		b.afterSave(actx, cb.User.ID, meta, lang, saved)
-	}()
+	}, func() {
+		b.ack(ctx, req, viewErrors(map[string]string{blockTitle: capturePhrases.say(lang, "e_save")}))
+	})
+	if !started {
+		b.ack(ctx, req, viewErrors(map[string]string{blockTitle: capturePhrases.say(lang, "e_busy")}))
+	}
 }
 
 func viewErrors(errs map[string]string) map[string]any {

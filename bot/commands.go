@@ -21,6 +21,32 @@ const maxAckPayload = 19 << 10
 // without it; Slack allows three seconds.
 const slashDeadline = 2500 * time.Millisecond
 
+// goLimited runs work on a goroutine of its own, beside the queue, when
+// fewer than MaxCommands such runs are going, and reports whether it did.
+// A panic in work is counted, logged with msg, and then handed to
+// recovered to answer for the work.
+func (b *Bot) goLimited(msg string, work, recovered func()) bool {
+	select {
+	case b.slashSem <- struct{}{}:
+	default:
+		return false
+	}
+	go func() {
+		defer func() { <-b.slashSem }()
+		defer func() {
+			if r := recover(); r != nil {
+				b.m.panics.Inc()
+				b.log.Error(msg, "err", r)
+				if recovered != nil {
+					recovered()
+				}
+			}
+		}()
+		work()
+	}()
+	return true
+}
+
 // onSlashCommand answers /incidents in its ack, from a goroutine so the
 // event loop never waits on matching. Should the answer take longer than the
 // deadline, the ack says so and the answer follows through response_url.
@@ -34,24 +60,7 @@ func (b *Bot) onSlashCommand(ctx context.Context, req *socketmode.Request) {
 	// Each command takes two goroutines (the answer, and the wait for it
 	// against Slack's deadline) for up to 30 s: bound how many run, so that
 	// a flood of commands cannot pile them up.
-	select {
-	case b.slashSem <- struct{}{}:
-	default:
-		b.m.suppressed.WithLabelValues("commands_busy").Inc()
-		b.log.Warn("too many slash commands at once; answered busy", "max", cap(b.slashSem))
-		lang := b.langOf(cmd.Text, matcher.DetectLang(cmd.Text))
-		b.ack(ctx, req, ephemeralPayload(renderText(say(lang, "busy"))))
-		return
-	}
-	go func() {
-		defer func() { <-b.slashSem }()
-		defer func() {
-			if r := recover(); r != nil {
-				b.m.panics.Inc()
-				b.log.Error("recovered from a panic in a slash command", "err", r)
-				b.ack(ctx, req, ephemeralPayload(renderText(say(b.opts.DefaultLang, "error"))))
-			}
-		}()
+	started := b.goLimited("recovered from a panic in a slash command", func() {
 		done := make(chan map[string]any, 1)
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
@@ -77,7 +86,15 @@ func (b *Bot) onSlashCommand(ctx context.Context, req *socketmode.Request) {
 				}
 			}
 		}
-	}()
+	}, func() {
+		b.ack(ctx, req, ephemeralPayload(renderText(say(b.opts.DefaultLang, "error"))))
+	})
+	if !started {
+		b.m.suppressed.WithLabelValues("commands_busy").Inc()
+		b.log.Warn("too many slash commands at once; answered busy", "max", cap(b.slashSem))
+		lang := b.langOf(cmd.Text, matcher.DetectLang(cmd.Text))
+		b.ack(ctx, req, ephemeralPayload(renderText(say(lang, "busy"))))
+	}
 }
 
 func ephemeralPayload(blocks []slack.Block, text string) map[string]any {
