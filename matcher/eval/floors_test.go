@@ -10,18 +10,21 @@ import (
 	"github.com/incidentbot/incidentbot/matcher/eval"
 )
 
-// heldoutFloors are what issue 9 asks of the held-out set. Where the
-// matcher does not reach a target yet, the floor is the measured figure
-// less a small margin, so that the test still catches a regression; each
-// such floor says so, and README "How matching works" gives the figure.
-var heldoutFloors = struct {
+// floors are the least a held-out set must measure.
+type floors struct {
 	ndcgOverBaseline float64 // nDCG@5 above the text-only baseline
 	hit3             float64
 	styleHit3        map[string]float64 // hit@3 per kind of query
 	answered         float64
 	silence          float64
-	koEnGap          float64 // |hit@3 ko - hit@3 en|
-}{
+	koEnGap          float64 // |hit@3 ko - hit@3 en|, at most
+}
+
+// heldoutFloors are what issue 9 asks of the held-out set. Where the
+// matcher does not reach a target yet, the floor is the measured figure
+// less a small margin, so that the test still catches a regression; each
+// such floor says so, and README "How matching works" gives the figure.
+var heldoutFloors = floors{
 	ndcgOverBaseline: 0.15,
 	hit3:             0.85,
 	styleHit3: map[string]float64{
@@ -35,10 +38,43 @@ var heldoutFloors = struct {
 	koEnGap:  0.05,
 }
 
+// heldout2Floors hold the second held-out set. Its figures were taken once,
+// by go run ./matcher/cmd/eval -set heldout2 at the commit that froze it
+// (built-in library of 674 cases; README "Second held-out set" gives them).
+// Where a figure met issue 9's target, the floor is the target; where it
+// did not, the floor is the measured figure less 0.02 (for the Korean and
+// English gap, which is a ceiling, the measured gap plus 0.02).
+var heldout2Floors = floors{
+	ndcgOverBaseline: 0.15,  // target; measured 0.804 against 0.549
+	hit3:             0.786, // measured 0.806 less 0.02; target 0.85
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.800
+		"chat":   0.70, // target; measured 0.820
+		"report": 0.70, // target; measured 0.811
+		"status": 0.70, // target; measured 0.788
+	},
+	answered: 0.855, // measured 0.875 less 0.02; target 0.90
+	silence:  0.851, // measured 0.871 less 0.02; target 0.95
+	koEnGap:  0.09,  // measured 0.070 (ko 0.850, en 0.780) plus 0.02; target 0.05
+}
+
 // TestHeldoutFloors holds the matcher's quality on the frozen held-out set,
 // against the built-in library its labels refer to.
 func TestHeldoutFloors(t *testing.T) {
-	qs, err := eval.Load(heldoutPath)
+	checkFloors(t, "held-out", heldoutPath, heldoutFloors)
+}
+
+// TestHeldout2Floors holds the matcher's quality on the second frozen
+// held-out set, against the built-in library.
+func TestHeldout2Floors(t *testing.T) {
+	checkFloors(t, "held-out 2", heldout2Path, heldout2Floors)
+}
+
+// checkFloors measures the matcher and the text-only baseline on the
+// held-out set at path, against the built-in library, and holds f.
+func checkFloors(t *testing.T, name, path string, f floors) {
+	t.Helper()
+	qs, err := eval.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +97,8 @@ func TestHeldoutFloors(t *testing.T) {
 	}
 	got := run(matcher.Options{})
 	base := run(matcher.Options{Mode: matcher.TextOnly})
-	t.Log(eval.Format("held-out", got))
-	t.Log(eval.Format("held-out, baseline", base))
-	f := heldoutFloors
+	t.Log(eval.Format(name, got))
+	t.Log(eval.Format(name+", baseline", base))
 	if got.Positives < 150 || got.Chatter < 20 {
 		t.Fatalf("%d positive and %d chatter queries: the held-out set is not whole", got.Positives, got.Chatter)
 	}
