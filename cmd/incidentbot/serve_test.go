@@ -33,6 +33,20 @@ func TestAPIBeyondLoopbackNeedsToken(t *testing.T) {
 
 var apiAddr = regexp.MustCompile(`msg="serving the API, MCP and the library page" addr=(\S+)`)
 
+// apiBase waits for run to log that it serves the API and returns the
+// API's base URL, from the address in that line.
+func apiBase(ctx context.Context, t *testing.T, logs *logWatch) string {
+	t.Helper()
+	if err := logs.wait(ctx, "serving the API"); err != nil {
+		t.Fatalf("the API did not start: %v\n%s", err, logs)
+	}
+	m := apiAddr.FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no API address in the log:\n%s", logs)
+	}
+	return "http://" + m[1]
+}
+
 // run --api-addr serves the library the bot answers from, swaps it with
 // the bot's on reload, and the bot's replies link to the library page.
 func TestRunServesAPIBesideTheBot(t *testing.T) {
@@ -42,14 +56,7 @@ func TestRunServesAPIBesideTheBot(t *testing.T) {
 	dir, fake, reloadCh, logs, done := b.dir, b.fake, b.reload, b.logs, b.done
 	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer wcancel()
-	if err := logs.wait(wctx, "serving the API"); err != nil {
-		t.Fatalf("the API did not start: %v\n%s", err, logs)
-	}
-	m := apiAddr.FindStringSubmatch(logs.String())
-	if m == nil {
-		t.Fatalf("no address in the log:\n%s", logs)
-	}
-	base := "http://" + m[1]
+	base := apiBase(wctx, t, logs)
 	getCase := func(id string) (int, map[string]any) {
 		resp, err := http.Get(base + "/api/v1/cases/" + id)
 		if err != nil {
@@ -117,10 +124,7 @@ components: [orders-db]
 	}()
 	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer wcancel()
-	if err := logs.wait(wctx, "serving the API"); err != nil {
-		t.Fatalf("serve did not start: %v\n%s", err, logs)
-	}
-	base := "http://" + apiAddr.FindStringSubmatch(logs.String())[1]
+	base := apiBase(wctx, t, logs)
 	getJSON := func(path string, v any) int {
 		resp, err := http.Get(base + path)
 		if err != nil {

@@ -275,14 +275,7 @@ func TestServeFollowsTeamCases(t *testing.T) {
 	}()
 	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
 	defer wcancel()
-	if err := logs.wait(wctx, "serving the API"); err != nil {
-		t.Fatalf("serve did not start: %v\n%s", err, logs)
-	}
-	m := apiAddr.FindStringSubmatch(logs.String())
-	if m == nil {
-		t.Fatalf("no address in the log:\n%s", logs)
-	}
-	base := "http://" + m[1]
+	base := apiBase(wctx, t, logs)
 	put(t, st, oomCase)
 	// Polled: the second put is version 2.
 	if err := logs.wait(wctx, "version=2"); err != nil {
@@ -368,15 +361,8 @@ func teamCaseReachesAnotherReplica(t *testing.T, poll string) {
 	if err := fake.WaitConnected(wctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.logs.wait(wctx, "serving the API"); err != nil {
-		t.Fatal(err)
-	}
 	toB := fake.SendTo(1) // connections oldest first: B connected second
-	m := apiAddr.FindStringSubmatch(b.logs.String())
-	if m == nil {
-		t.Fatal("no API address in B's log")
-	}
-	base := "http://" + m[1]
+	base := apiBase(wctx, t, b.logs)
 
 	// Saved through replica A's connection to the store.
 	st, err := postgres.Open(ctx, dbURL)
