@@ -25,8 +25,7 @@ func TestCapturedCaseSuggestedInAnotherChannel(t *testing.T) {
 	fake.AddChannel("C0INCA", "inc-cart", false)
 	fake.AddChannel("C0INCB", "inc-payments", false)
 	fake.SetChannelTopic("C0INCA", "Cart checkout failing: redis client pool exhausted", "")
-	dir := t.TempDir()
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
+	dir := diskLibrary(t)
 
 	at := func(min int) string { return fmt.Sprintf("%d.000100", 1764583200+min*60) }
 	fake.AddMessage("C0INCA", map[string]any{"ts": at(0), "subtype": "bot_message", "bot_id": "B0AM", "text": "",

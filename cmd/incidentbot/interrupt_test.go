@@ -28,8 +28,7 @@ func (s *stalledReader) Read([]byte) (int, error) {
 // Ctrl-C (the context ending) stops match while it waits for standard
 // input, in both single and batch mode.
 func TestMatchStdinHonoursInterrupt(t *testing.T) {
-	dir := t.TempDir() // a one-case library: quick to index before --batch reads
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
+	dir := diskLibrary(t) // a one-case library: quick to index before --batch reads
 	for _, args := range [][]string{{"match"}, {"match", "--batch"}} {
 		args = append(args, "--builtin=false", "--cases", dir)
 		t.Run(strings.Join(args[:len(args)-3], " "), func(t *testing.T) {

@@ -64,6 +64,15 @@ func writeCase(t *testing.T, dir, id, title, text, sym, comp string) {
 	}
 }
 
+// diskLibrary is a library folder of one case file, team-disk: a disk
+// filled on the quasar hosts.
+func diskLibrary(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
+	return dir
+}
+
 // caseJSON is a case in the Incident Library format.
 func caseJSON(id, title, text, sym, comp string) []byte {
 	out := strings.NewReplacer("%s", "\x00").Replace(teamCase)
@@ -88,9 +97,8 @@ type reloadableBot struct {
 // stops when ctx ends, and the fake Slack closes when t ends.
 func startReloadableBot(t *testing.T, ctx context.Context, args ...string) *reloadableBot {
 	t.Helper()
-	b := &reloadableBot{dir: t.TempDir(), fake: slackfake.New(), reload: make(chan os.Signal, 1), logs: newLogWatch(), done: make(chan int, 1)}
+	b := &reloadableBot{dir: diskLibrary(t), fake: slackfake.New(), reload: make(chan os.Signal, 1), logs: newLogWatch(), done: make(chan int, 1)}
 	t.Cleanup(b.fake.Close)
-	writeCase(t, b.dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
 	b.fake.AddChannel("C0INC", "inc-quasar", false)
 	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": b.fake.APIURL()}
 	args = append([]string{"run", "--builtin=false", "--cases", b.dir, "--db", filepath.Join(t.TempDir(), "a.db")}, args...)

@@ -68,8 +68,7 @@ func ids(ans *matcher.Answer) []string {
 // without hiding the file's case; a delete takes the case out.
 func TestRefreshTeamTakesASaveAtOnce(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
+	dir := diskLibrary(t)
 	lf := &libFlags{Cases: []string{dir}}
 	lib, err := startLive(lf, matcher.Options{}, warnings(t), slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -143,8 +142,7 @@ func warnings(t *testing.T) *bytes.Buffer {
 // the file's, with where each comes from; cases export writes them as case
 // files that cases validate accepts, private ones only when asked.
 func TestCasesListAndExportTeamCases(t *testing.T) {
-	dir := t.TempDir()
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
+	dir := diskLibrary(t)
 	db := filepath.Join(t.TempDir(), "a.db")
 	st := openSQLite(t, db)
 	bad := store.TeamCase{ID: "team-bad", Case: []byte(`{"id": "team-bad", "summary": {"en": "no title"}}`)}
@@ -262,8 +260,7 @@ func apiMatch(t *testing.T, base, text string) string {
 func TestServeFollowsTeamCases(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dir := t.TempDir()
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
+	dir := diskLibrary(t)
 	db := filepath.Join(t.TempDir(), "a.db")
 	st := openSQLite(t, db)
 	put(t, st, certCase)
@@ -342,8 +339,7 @@ func teamCaseReachesAnotherReplica(t *testing.T, poll string) {
 	dbURL := pgtest.Schema(t, "teamcases")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dir := t.TempDir()
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
+	dir := diskLibrary(t)
 	fake := slackfake.New()
 	defer fake.Close()
 	fake.AddChannel("C0INC", "inc-quasar", false)
@@ -482,8 +478,7 @@ func history(fake *slackfake.Server, channel string, start int64, title, text, f
 func TestCapturedCaseSuggestedAtOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dir := t.TempDir()
-	writeCase(t, dir, "team-disk", "Disk filled on the quasar hosts", "No space left on device on /var", `["disk-full"]`, `["vm-compute"]`)
+	dir := diskLibrary(t)
 	fake := slackfake.New()
 	defer fake.Close()
 	fake.AddChannel("C0INC", "inc-quasar", false)
