@@ -406,11 +406,17 @@ func idcgs(s set) []float64 {
 
 // pooled pools the cross-validation folds into one figure.
 func pooled(ss []scoredSet, w matcher.Weights) []figures {
+	return pool(ss, func(_ int, s scoredSet) figures { return measure(s, w) })
+}
+
+// pool gives the figures fig finds for each set, the cross-validation
+// folds pooled into one figure, their mean, last.
+func pool(ss []scoredSet, fig func(i int, s scoredSet) figures) []figures {
 	var out []figures
 	var cv figures
 	n := 0
-	for _, s := range ss {
-		f := measure(s, w)
+	for i, s := range ss {
+		f := fig(i, s)
 		if strings.HasPrefix(s.name, "cv ") {
 			cv.ndcg += f.ndcg
 			cv.hit3 += f.hit3
@@ -592,10 +598,7 @@ func reachable(ss []scoredSet, w matcher.Weights) [][]bool {
 // gateFigures are the answered and silence figures of pooled under the gate
 // of w, without ranking again.
 func gateFigures(ss []scoredSet, reach [][]bool, w matcher.Weights) []figures {
-	var out []figures
-	var cv figures
-	n := 0
-	for i, s := range ss {
+	return pool(ss, func(i int, s scoredSet) figures {
 		var f figures
 		var pos, chat float64
 		for j, q := range s.queries {
@@ -620,18 +623,6 @@ func gateFigures(ss []scoredSet, reach [][]bool, w matcher.Weights) []figures {
 		} else {
 			f.silence = math.NaN()
 		}
-		if strings.HasPrefix(s.name, "cv ") {
-			cv.answered += f.answered
-			cv.silence += f.silence
-			n++
-			continue
-		}
-		out = append(out, f)
-	}
-	if n > 0 {
-		cv.answered /= float64(n)
-		cv.silence /= float64(n)
-		out = append(out, cv)
-	}
-	return out
+		return f
+	})
 }
