@@ -362,6 +362,13 @@ func measure(s scoredSet, w matcher.Weights) figures {
 	if shownN > 0 {
 		f.shownP = shownRel / shownN
 	}
+	f.share(pos, chat)
+	return f
+}
+
+// share turns f's sums into shares: nDCG, hit@3 and answered over the pos
+// positive queries, silence over the chat chatter ones (NaN without any).
+func (f *figures) share(pos, chat float64) {
 	if pos > 0 {
 		f.ndcg /= pos
 		f.hit3 /= pos
@@ -372,7 +379,6 @@ func measure(s scoredSet, w matcher.Weights) figures {
 	} else {
 		f.silence = math.NaN()
 	}
-	return f
 }
 
 var idcgCache = map[string][]float64{}
@@ -615,14 +621,7 @@ func gateFigures(ss []scoredSet, reach [][]bool, w matcher.Weights) []figures {
 				f.answered++
 			}
 		}
-		if pos > 0 {
-			f.answered /= pos
-		}
-		if chat > 0 {
-			f.silence /= chat
-		} else {
-			f.silence = math.NaN()
-		}
+		f.share(pos, chat)
 		return f
 	})
 }
