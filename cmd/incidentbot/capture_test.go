@@ -69,10 +69,8 @@ func TestCapturedCaseSuggestedInAnotherChannel(t *testing.T) {
 	}
 	id := strings.Split(confirm.Text, "`")[1]
 
-	fake.SendEvent(map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B0AM", "text": "",
-		"channel": "C0INCB", "channel_type": "channel", "ts": "1764600000.000100",
-		"attachments": []any{map[string]any{"title": "[FIRING:1] CartRedisTimeouts (prod cart-service)",
-			"text": "redis command timeouts in cart-service, connection pool exhausted; checkout failing"}}})
+	fake.SendEvent(alertEvent("C0INCB", "1764600000.000100", "[FIRING:1] CartRedisTimeouts (prod cart-service)",
+		"redis command timeouts in cart-service, connection pool exhausted; checkout failing"))
 	reply, err := fake.WaitCall(wctx, func(c slackfake.Call) bool {
 		return c.Method == "chat.postMessage" && c.ThreadTS == "1764600000.000100"
 	})

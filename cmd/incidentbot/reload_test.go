@@ -120,9 +120,7 @@ func TestReloadSwapsLibraryWithoutRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	alert := func(ts string) map[string]any {
-		return map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B0AM", "text": "",
-			"channel": "C0INC", "channel_type": "channel", "ts": ts,
-			"attachments": []any{map[string]any{"title": "[FIRING:1] KubePodCrashLooping quasar-api-" + ts, "text": "pods OOMKilled and in CrashLoopBackOff"}}}
+		return alertEvent("C0INC", ts, "[FIRING:1] KubePodCrashLooping quasar-api-"+ts, "pods OOMKilled and in CrashLoopBackOff")
 	}
 	// Before the reload the library has no case for this alert: a later
 	// disk alert in the same lane proves the first was handled unanswered.

@@ -322,6 +322,26 @@ func startReplica(ctx context.Context, t *testing.T, name string, envs map[strin
 	return r
 }
 
+// alertEvent is an alert an alert manager posts in channel at ts, as the
+// Events API brings it.
+func alertEvent(channel, ts, title, text string) map[string]any {
+	return map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B0AM", "text": "",
+		"channel": channel, "channel_type": "channel", "ts": ts,
+		"attachments": []any{map[string]any{"title": title, "text": text}}}
+}
+
+// replyIn waits for the bot's reply in the thread at ts of channel and
+// returns its blocks as JSON.
+func replyIn(ctx context.Context, t *testing.T, fake *slackfake.Server, channel, ts string) string {
+	t.Helper()
+	c, err := fake.WaitCall(ctx, func(c slackfake.Call) bool { return c.Channel == channel && c.ThreadTS == ts })
+	if err != nil {
+		t.Fatalf("no reply in %s/%s: %v", channel, ts, err)
+	}
+	data, _ := json.Marshal(c.Blocks)
+	return string(data)
+}
+
 // TestTeamCaseReachesAnotherReplica: two replicas share PostgreSQL; a team
 // case saved through replica A's store is suggested by replica B for a
 // similar alert within 30 seconds, with no restart, and served by B's API;
@@ -375,34 +395,21 @@ func teamCaseReachesAnotherReplica(t *testing.T, poll string) {
 	}
 	t.Logf("replica B indexed the team cases %v after the save", time.Since(saved).Round(time.Millisecond))
 
-	alert := func(channel, ts, title, text string) map[string]any {
-		return map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B0AM", "text": "",
-			"channel": channel, "channel_type": "channel", "ts": ts,
-			"attachments": []any{map[string]any{"title": title, "text": text}}}
-	}
-	reply := func(channel, ts string) string {
-		t.Helper()
-		c, err := fake.WaitCall(wctx, func(c slackfake.Call) bool { return c.Channel == channel && c.ThreadTS == ts })
-		if err != nil {
-			t.Fatalf("no reply in %s/%s: %v", channel, ts, err)
-		}
-		data, _ := json.Marshal(c.Blocks)
-		return string(data)
-	}
-	toB.SendEvent(alert("C0INC", "1700000001.000100", "[FIRING:1] KubePodCrashLooping quasar-api-7f9", "pods OOMKilled and in CrashLoopBackOff"))
+	reply := func(channel, ts string) string { t.Helper(); return replyIn(wctx, t, fake, channel, ts) }
+	toB.SendEvent(alertEvent("C0INC", "1700000001.000100", "[FIRING:1] KubePodCrashLooping quasar-api-7f9", "pods OOMKilled and in CrashLoopBackOff"))
 	if got := reply("C0INC", "1700000001.000100"); !strings.Contains(got, "team-oom") {
 		t.Errorf("replica B does not suggest the saved case:\n%s", got)
 	}
 
 	// The private case: suggested in its channel, not in another.
-	toB.SendEvent(alert("G0PRIV", "1700000002.000100", "[FIRING:1] SSLCertExpired quasar-gateway", certText))
+	toB.SendEvent(alertEvent("G0PRIV", "1700000002.000100", "[FIRING:1] SSLCertExpired quasar-gateway", certText))
 	if got := reply("G0PRIV", "1700000002.000100"); !strings.Contains(got, "team-cert") {
 		t.Errorf("replica B does not suggest the private case in its own channel:\n%s", got)
 	}
-	toB.SendEvent(alert("C0INC", "1700000003.000100", "[FIRING:1] SSLCertExpired quasar-gateway", certText))
+	toB.SendEvent(alertEvent("C0INC", "1700000003.000100", "[FIRING:1] SSLCertExpired quasar-gateway", certText))
 	// One lane per channel: once a later alert there is answered, this
 	// one was handled.
-	toB.SendEvent(alert("C0INC", "1700000004.000100", "[FIRING:1] KubePodCrashLooping quasar-worker-2", "pods OOMKilled and in CrashLoopBackOff again"))
+	toB.SendEvent(alertEvent("C0INC", "1700000004.000100", "[FIRING:1] KubePodCrashLooping quasar-worker-2", "pods OOMKilled and in CrashLoopBackOff again"))
 	reply("C0INC", "1700000004.000100")
 	for _, c := range fake.Calls("chat.postMessage") {
 		if data, _ := json.Marshal(c.Blocks); c.Channel != "G0PRIV" && (strings.Contains(string(data), "team-cert") || strings.Contains(c.Text, "quasar gateway")) {
@@ -496,19 +503,8 @@ func TestCapturedCaseSuggestedAtOnce(t *testing.T) {
 	}
 
 	oomID := capture(t, wctx, fake, "C0INC", "inc-quasar", oomTS)
-	alert := func(channel, ts, title, text string) {
-		fake.SendEvent(map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B0AM", "text": "",
-			"channel": channel, "channel_type": "channel", "ts": ts, "attachments": []any{map[string]any{"title": title, "text": text}}})
-	}
-	reply := func(channel, ts string) string {
-		t.Helper()
-		c, err := fake.WaitCall(wctx, func(c slackfake.Call) bool { return c.Channel == channel && c.ThreadTS == ts })
-		if err != nil {
-			t.Fatalf("no reply in %s/%s: %v", channel, ts, err)
-		}
-		data, _ := json.Marshal(c.Blocks)
-		return string(data)
-	}
+	alert := func(channel, ts, title, text string) { fake.SendEvent(alertEvent(channel, ts, title, text)) }
+	reply := func(channel, ts string) string { t.Helper(); return replyIn(wctx, t, fake, channel, ts) }
 	alert("C0NEXT", "1764600001.000100", "[FIRING:1] KubePodCrashLooping quasar-api-9c2", "pods OOMKilled and in CrashLoopBackOff")
 	if got := reply("C0NEXT", "1764600001.000100"); !strings.Contains(got, oomID) {
 		t.Errorf("the next similar alert is not answered with the case just captured (%s):\n%s", oomID, got)
