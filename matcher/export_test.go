@@ -1,6 +1,10 @@
 package matcher
 
-import "time"
+import (
+	"time"
+
+	"github.com/incidentbot/incidentbot/cases"
+)
 
 // SetLockWait shortens the wait for a locked cached index in tests.
 func SetLockWait(d time.Duration) (restore func()) {
@@ -32,4 +36,24 @@ func TextsRemap(records [][]int32, remap []int32) [][]int32 {
 		out = append(out, append([]int32{set}, feats...))
 	})
 	return out
+}
+
+// LogitUnit is a training unit of LogitWeights: its tags and features.
+type LogitUnit struct{ Labels, Feats []int32 }
+
+// LogitWeights trains the logistic tag model on units labelled with tags
+// 0 to tags-1 (all symptoms) over feats features, and returns its weights
+// ([feature*tags+tag]).
+func LogitWeights(tags, feats int, units []LogitUnit) []float32 {
+	d := &learnData{}
+	for i := range tags {
+		d.tags = append(d.tags, tagRef{cases.KindSymptom, string(rune('a' + i))})
+	}
+	var us []unit
+	for _, u := range units {
+		us = append(us, unit{d.set(u.Labels), u.Feats})
+	}
+	w := make([]float32, feats*tags)
+	d.fitLogit(us, w)
+	return w
 }

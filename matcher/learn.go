@@ -42,6 +42,15 @@ const (
 	minEvidence  = 2
 )
 
+// rule is what a tag's threshold must meet (see thresholds).
+type rule struct {
+	floor     float32
+	precision float64
+	support   int
+}
+
+var nbRule = rule{floor: minEvidence, precision: minPrecision, support: 2}
+
 // calibScale is how many log-odds above its threshold a tag's score must be
 // for the model to be about 73% sure (one logistic unit).
 const calibScale = 3.0
@@ -63,6 +72,11 @@ type model struct {
 	// Theta[t] is tag t's threshold; +Inf when cross-validation never
 	// found it reliably.
 	Theta []float32
+	// Calib is how many log-odds above its threshold a tag's score must
+	// be for the model to be about 73% sure (calibScale when 0);
+	// MinWeight the least weight a word needs to be shown as evidence
+	// (1 when 0).
+	Calib, MinWeight float32
 }
 
 // trainDoc is one evaluation document: a case's whole title or symptoms
@@ -92,8 +106,14 @@ type learnData struct {
 	// train are the training texts (sentences, phrases and definitions)
 	// by fold; train[learnFolds] the taxonomy's, never held out.
 	train [learnFolds + 1]texts
-	// sets are the label sets the training texts refer to.
-	sets [][]int32
+	// units are the cases' whole fields (the union of a field's
+	// sentences), by fold: what the logistic model trains on (see
+	// logit.go).
+	units [learnFolds]texts
+	// sets are the label sets the training texts refer to; the first
+	// taxSets are the taxonomy's, one tag each.
+	sets    [][]int32
+	taxSets int
 	// keepText keeps the evaluation documents' text, for the report;
 	// training alone does not need it.
 	keepText bool
@@ -254,6 +274,7 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 			d.add(t.Label.Ko+" "+t.Definition.Ko, l, -1)
 		}
 	}
+	d.taxSets = len(d.sets)
 	for _, c := range lib.Cases() {
 		var labels []int32
 		for _, s := range c.Symptoms {
@@ -277,15 +298,10 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 				text string
 				lang cases.Lang
 			}{{f.t.En, cases.English}, {f.t.Ko, cases.Korean}} {
-				if !f.eval {
-					for _, s := range sentences(l.text) {
-						d.add(s, set, fold)
-					}
-					continue
-				}
 				// Thresholds are chosen on whole fields, which the
 				// case's tags describe as a whole (a sentence may not):
-				// the union of the field's sentences.
+				// the union of the field's sentences. The logistic
+				// model trains on every field's union.
 				union := d.union[:0]
 				var text strings.Builder
 				had := false
@@ -314,6 +330,9 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 				}
 				d.union = union
 				if had {
+					d.units[fold].add(set, union)
+				}
+				if had && f.eval {
 					d.docs = append(d.docs, trainDoc{feats: slices.Clone(union), labels: labels, fold: fold, lang: l.lang, text: text.String()})
 				}
 			}
@@ -495,7 +514,11 @@ func (d *learnData) cvScores(total *counts) (docs []*trainDoc, scores []float32)
 // thresholds picks, for each tag, the score above which cross-validation
 // found the best F1. A tag with no held-out example, or whose best F1 is
 // poor, gets +Inf: the model does not claim it.
-func thresholds(docs []*trainDoc, scores []float32, t int) []float32 {
+//
+// r says how sure it must be: the least score a threshold may be, the
+// cross-validated precision it must reach, the held-out documents a tag
+// needs.
+func thresholds(docs []*trainDoc, scores []float32, t int, r rule) []float32 {
 	theta := make([]float32, t)
 	type sd struct {
 		s   float32
@@ -512,7 +535,7 @@ func thresholds(docs []*trainDoc, scores []float32, t int) []float32 {
 			}
 		}
 		theta[i] = float32(math.Inf(1))
-		if npos < 2 {
+		if npos < r.support {
 			continue
 		}
 		slices.SortFunc(col, func(a, b sd) int { return cmp.Compare(b.s, a.s) })
@@ -525,8 +548,8 @@ func thresholds(docs []*trainDoc, scores []float32, t int) []float32 {
 				continue
 			}
 			// The model is one voice among several: it claims a tag only
-			// where it was right at least minPrecision of the time.
-			if float64(tp) < minPrecision*float64(j+1) || x.s < minEvidence {
+			// where it was right at least r.precision of the time.
+			if float64(tp) < r.precision*float64(j+1) || x.s < r.floor {
 				continue
 			}
 			f1 := 2 * float64(tp) / float64(j+1+npos)
@@ -536,7 +559,7 @@ func thresholds(docs []*trainDoc, scores []float32, t int) []float32 {
 				if j+1 < len(col) {
 					next = col[j+1].s
 				}
-				theta[i] = max(minEvidence, (x.s+next)/2)
+				theta[i] = max(r.floor, (x.s+next)/2)
 			}
 		}
 		if best < 0.1 {
@@ -550,11 +573,14 @@ func thresholds(docs []*trainDoc, scores []float32, t int) []float32 {
 func learn(lib *cases.Library, tax *cases.Taxonomy) *model {
 	d := gather(lib, tax, false)
 	d.prune()
+	if useLogit {
+		return d.learnLogit()
+	}
 	t := len(d.tags)
 	total := d.totals()
 	docs, scores := d.cvScores(total)
 	m := &model{Tags: d.tags, Vocab: d.vocab, W: make([]float32, len(d.df)*t), B: make([]float32, t)}
-	m.Theta = thresholds(docs, scores, t)
+	m.Theta = thresholds(docs, scores, t, nbRule)
 	total.weights(m.W, m.B)
 	return m
 }
@@ -582,6 +608,9 @@ func (d *learnData) prune() {
 	d.df = df
 	for k := range d.train {
 		d.train[k].remap(remap)
+	}
+	for k := range d.units {
+		d.units[k].remap(remap)
 	}
 	for i := range d.docs {
 		doc := &d.docs[i]
@@ -623,12 +652,16 @@ func (m *model) infer(text string, minProb float64) []learnedTag {
 	}
 	s := make([]float32, t)
 	score(m.W, m.B, feats, s)
+	calib, minWeight := float32(calibScale), float32(1)
+	if m.Calib > 0 {
+		calib, minWeight = m.Calib, m.MinWeight
+	}
 	var out []learnedTag
 	for i, x := range s {
 		if math.IsInf(float64(m.Theta[i]), 1) {
 			continue
 		}
-		p := 1 / (1 + math.Exp(-float64(x-m.Theta[i])/calibScale))
+		p := 1 / (1 + math.Exp(-float64((x-m.Theta[i])/calib)))
 		if p < minProb {
 			continue
 		}
@@ -639,7 +672,7 @@ func (m *model) infer(text string, minProb float64) []learnedTag {
 		}
 		var ev []fw
 		for _, f := range feats {
-			if x := m.W[int(f)*t+i]; x > 1 {
+			if x := m.W[int(f)*t+i]; x > minWeight {
 				ev = append(ev, fw{surface[f], x})
 			}
 		}

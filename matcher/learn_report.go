@@ -11,7 +11,7 @@ import (
 type TagF1 struct {
 	Kind      cases.Kind `json:"kind"`
 	Lang      cases.Lang `json:"lang"`
-	Method    string     `json:"method"` // "phrases", "learned" or "both" (what Infer uses)
+	Method    string     `json:"method"` // "phrases", "nb", "logit" or "both" (phrases and the model Infer uses)
 	Texts     int        `json:"texts"`
 	Precision float64    `json:"precision"`
 	Recall    float64    `json:"recall"`
@@ -27,7 +27,11 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 	d := gather(lib, tax, true)
 	d.prune()
 	t := len(d.tags)
-	docs, scores := d.cvScores(d.totals())
+	// Both models score the same documents in the same order.
+	docs, nbScores := d.cvScores(d.totals())
+	_, lrScores := d.cvScoresLogit()
+	nb := nestedTags(docs, nbScores, t, nbRule)
+	lr := nestedTags(docs, lrScores, t, logitRule)
 	ext := NewExtractor(tax)
 	type key struct {
 		kind   cases.Kind
@@ -36,64 +40,48 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 	}
 	type tally struct{ tp, fp, fn, n int }
 	res := map[key]*tally{}
-	for k := 0; k < learnFolds; k++ {
-		var trainDocs []*trainDoc
-		var trainScores []float32
-		for j, doc := range docs {
-			if int(doc.fold) != k {
-				trainDocs = append(trainDocs, doc)
-				trainScores = append(trainScores, scores[j*t:j*t+t]...)
+	for j, doc := range docs {
+		learned := nb[j]
+		if useLogit {
+			learned = lr[j]
+		}
+		phrased := map[int32]bool{}
+		for _, s := range ext.Extract(unsaid(doc.text)) {
+			if i, ok := d.tagIdx[tagRef{s.Kind, s.ID}]; ok {
+				phrased[i] = true
 			}
 		}
-		theta := thresholds(trainDocs, trainScores, t)
-		for j, doc := range docs {
-			if int(doc.fold) != k {
-				continue
-			}
-			learned := map[int32]bool{}
-			for i := 0; i < t; i++ {
-				if scores[j*t+i] >= theta[i] {
-					learned[int32(i)] = true
+		both := map[int32]bool{}
+		for i := range learned {
+			both[i] = true
+		}
+		for i := range phrased {
+			both[i] = true
+		}
+		for _, m := range []struct {
+			name string
+			got  map[int32]bool
+		}{{"phrases", phrased}, {"nb", nb[j]}, {"logit", lr[j]}, {"both", both}} {
+			for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
+				tl := res[key{kind, doc.lang, m.name}]
+				if tl == nil {
+					tl = &tally{}
+					res[key{kind, doc.lang, m.name}] = tl
 				}
-			}
-			phrased := map[int32]bool{}
-			for _, s := range ext.Extract(unsaid(doc.text)) {
-				if i, ok := d.tagIdx[tagRef{s.Kind, s.ID}]; ok {
-					phrased[i] = true
+				tl.n++
+				for i := range m.got {
+					if d.tags[i].Kind != kind {
+						continue
+					}
+					if slices.Contains(doc.labels, i) {
+						tl.tp++
+					} else {
+						tl.fp++
+					}
 				}
-			}
-			both := map[int32]bool{}
-			for i := range learned {
-				both[i] = true
-			}
-			for i := range phrased {
-				both[i] = true
-			}
-			for _, m := range []struct {
-				name string
-				got  map[int32]bool
-			}{{"phrases", phrased}, {"learned", learned}, {"both", both}} {
-				for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
-					tl := res[key{kind, doc.lang, m.name}]
-					if tl == nil {
-						tl = &tally{}
-						res[key{kind, doc.lang, m.name}] = tl
-					}
-					tl.n++
-					for i := range m.got {
-						if d.tags[i].Kind != kind {
-							continue
-						}
-						if slices.Contains(doc.labels, i) {
-							tl.tp++
-						} else {
-							tl.fp++
-						}
-					}
-					for _, l := range doc.labels {
-						if d.tags[l].Kind == kind && !m.got[l] {
-							tl.fn++
-						}
+				for _, l := range doc.labels {
+					if d.tags[l].Kind == kind && !m.got[l] {
+						tl.fn++
 					}
 				}
 			}
@@ -102,7 +90,7 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 	var out []TagF1
 	for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
 		for _, lang := range []cases.Lang{cases.English, cases.Korean} {
-			for _, method := range []string{"phrases", "learned", "both"} {
+			for _, method := range []string{"phrases", "nb", "logit", "both"} {
 				tl := res[key{kind, lang, method}]
 				if tl == nil {
 					continue
@@ -118,6 +106,35 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 					f.F1 = 2 * f.Precision * f.Recall / (f.Precision + f.Recall)
 				}
 				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// nestedTags gives each document the tags whose cross-validated score
+// passes a threshold chosen on the other folds' documents only.
+func nestedTags(docs []*trainDoc, scores []float32, t int, r rule) []map[int32]bool {
+	out := make([]map[int32]bool, len(docs))
+	for k := 0; k < learnFolds; k++ {
+		var trainDocs []*trainDoc
+		var trainScores []float32
+		for j, doc := range docs {
+			if int(doc.fold) != k {
+				trainDocs = append(trainDocs, doc)
+				trainScores = append(trainScores, scores[j*t:j*t+t]...)
+			}
+		}
+		theta := thresholds(trainDocs, trainScores, t, r)
+		for j, doc := range docs {
+			if int(doc.fold) != k {
+				continue
+			}
+			out[j] = map[int32]bool{}
+			for i := 0; i < t; i++ {
+				if scores[j*t+i] >= theta[i] {
+					out[j][int32(i)] = true
+				}
 			}
 		}
 	}
