@@ -29,7 +29,7 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 	t := len(d.tags)
 	// Both models score the same documents in the same order.
 	docs, nbScores := d.cvScores(d.totals())
-	_, lrScores := d.cvScoresLogit()
+	_, lrScores := d.cvScoresLogit(nil)
 	nb := nestedTags(docs, nbScores, t, nbRule)
 	lr := nestedTags(docs, lrScores, t, logitRule)
 	ext := NewExtractor(tax)

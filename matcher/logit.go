@@ -3,6 +3,8 @@ package matcher
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 )
 
 // The logistic tag model: one L2-regularised logistic regression per tag
@@ -37,7 +39,7 @@ var useLogit = true
 // words too closely (F1 0.01 to 0.04 lower), 3e-3 is flat; 12 epochs
 // and a positive weight of 1 move F1 by less than 0.01.
 const (
-	logitEpochs = 6
+	logitEpochs = 3
 	logitEta    = 0.5
 	// logitLambda is the L2 penalty per training unit and step.
 	logitLambda = 1e-3
@@ -47,6 +49,12 @@ const (
 	// logitMinEvidence is the least evidence (log-odds) a threshold may
 	// be, logitCalib the log-odds above it for the model to be 73% sure.
 	logitCalib = 1.0
+	// logitWorkers is how many trainings run at once: each holds a
+	// weight matrix as large as the model.
+	logitWorkers = 2
+	// logitMinGrad is the least gradient a tag needs for a unit to move
+	// its weights.
+	logitMinGrad = 0.01
 	// logitMinWeight is the least weight a word needs to be shown as
 	// evidence.
 	logitMinWeight = 0.3
@@ -112,6 +120,7 @@ func (d *learnData) fitLogit(us []unit, w []float32) {
 	z := make([]float32, t)
 	g := make([]float32, t)
 	y := make([]bool, t)
+	live := make([]int, 0, t)
 	order := make([]int, len(us))
 	for i := range order {
 		order[i] = i
@@ -160,10 +169,18 @@ func (d *learnData) fitLogit(us []unit, w []float32) {
 			}
 			s *= 1 - eta*logitLambda
 			c := eta * x / s
+			// Most tags are already near 0 for most units: only the
+			// others move, which is most of the cost saved.
+			live = live[:0]
+			for j, gj := range g {
+				if gj > logitMinGrad || gj < -logitMinGrad {
+					live = append(live, j)
+				}
+			}
 			for _, f := range u.feats {
 				row := w[int(f)*t : int(f)*t+t]
-				for j, gj := range g {
-					row[j] -= c * gj
+				for _, j := range live {
+					row[j] -= c * g[j]
 				}
 			}
 			if s < 1e-3 {
@@ -180,29 +197,57 @@ func (d *learnData) fitLogit(us []unit, w []float32) {
 }
 
 // cvScoresLogit scores every evaluation document with a logistic model
-// trained without its fold, as cvScores does for naive Bayes.
-func (d *learnData) cvScoresLogit() (docs []*trainDoc, scores []float32) {
+// trained without its fold, as cvScores does for naive Bayes. When final
+// is not nil, the model of the whole library is trained into it too. The
+// trainings are independent (each seeded alike), so they run side by side,
+// logitWorkers at a time, and the result does not depend on the order.
+func (d *learnData) cvScoresLogit(final []float32) (docs []*trainDoc, scores []float32) {
 	t := len(d.tags)
-	w := make([]float32, len(d.df)*t)
-	zero := make([]float32, t)
-	s := make([]float32, t)
-	for k := 0; k < learnFolds; k++ {
-		var held []*trainDoc
-		for i := range d.docs {
-			if doc := &d.docs[i]; int(doc.fold) == k {
-				held = append(held, doc)
+	held := make([][]*trainDoc, learnFolds)
+	for i := range d.docs {
+		doc := &d.docs[i]
+		held[doc.fold] = append(held[doc.fold], doc)
+	}
+	foldScores := make([][]float32, learnFolds)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(logitWorkers, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var w []float32
+			zero := make([]float32, t)
+			for k := range jobs {
+				if k == learnFolds {
+					d.fitLogit(d.logitUnits(-1, 0), final)
+					continue
+				}
+				if w == nil {
+					w = make([]float32, len(d.df)*t)
+				}
+				clear(w)
+				d.fitLogit(d.logitUnits(k, logitCVUnits), w)
+				out := make([]float32, len(held[k])*t)
+				for i, doc := range held[k] {
+					score(w, zero, doc.feats, out[i*t:i*t+t])
+				}
+				foldScores[k] = out
 			}
+		}()
+	}
+	if final != nil {
+		jobs <- learnFolds // the longest first
+	}
+	for k := range learnFolds {
+		if len(held[k]) > 0 {
+			jobs <- k
 		}
-		if len(held) == 0 {
-			continue
-		}
-		clear(w)
-		d.fitLogit(d.logitUnits(k, logitCVUnits), w)
-		for _, doc := range held {
-			score(w, zero, doc.feats, s)
-			docs = append(docs, doc)
-			scores = append(scores, s...)
-		}
+	}
+	close(jobs)
+	wg.Wait()
+	for k := range learnFolds {
+		docs = append(docs, held[k]...)
+		scores = append(scores, foldScores[k]...)
 	}
 	return docs, scores
 }
@@ -210,10 +255,9 @@ func (d *learnData) cvScoresLogit() (docs []*trainDoc, scores []float32) {
 // learnLogit trains the logistic tag model on gathered, pruned data.
 func (d *learnData) learnLogit() *model {
 	t := len(d.tags)
-	docs, scores := d.cvScoresLogit()
 	m := &model{Tags: d.tags, Vocab: d.vocab, W: make([]float32, len(d.df)*t), B: make([]float32, t),
 		Calib: logitCalib, MinWeight: logitMinWeight}
+	docs, scores := d.cvScoresLogit(m.W)
 	m.Theta = thresholds(docs, scores, t, logitRule)
-	d.fitLogit(d.logitUnits(-1, 0), m.W)
 	return m
 }
