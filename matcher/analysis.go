@@ -118,6 +118,18 @@ func isASCII(s string) bool {
 // parts: "KubePodCrashLooping" -> kube pod crash looping, "OOMKilled" -> oom
 // killed. It returns nil for a word with fewer than two parts.
 func camelParts(s string) []string {
+	// A part starts at an upper-case letter after the first: most words
+	// have none, and need no rune slice.
+	upper := false
+	for i, r := range s {
+		if i > 0 && unicode.IsUpper(r) {
+			upper = true
+			break
+		}
+	}
+	if !upper {
+		return nil
+	}
 	var parts []string
 	runes := []rune(s)
 	begin := 0
@@ -174,16 +186,19 @@ func terms(text string, emit func(term string, start, end int)) {
 }
 
 func emitBigrams(w word, emit func(string, int, int)) {
-	runes := []rune(w.text)
-	if len(runes) == 1 {
-		emit(w.text, w.start, w.end)
+	t := w.text
+	_, n := utf8.DecodeRuneInString(t)
+	if n == len(t) {
+		emit(t, w.start, w.end)
 		return
 	}
 	off := w.start
-	for i := 0; i+1 < len(runes); i++ {
-		n := utf8.RuneLen(runes[i])
-		emit(string(runes[i:i+2]), off, off+n+utf8.RuneLen(runes[i+1]))
+	for i := 0; i+n < len(t); {
+		_, m := utf8.DecodeRuneInString(t[i+n:])
+		emit(t[i:i+n+m], off, off+n+m)
 		off += n
+		i += n
+		n = m
 	}
 }
 

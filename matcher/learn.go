@@ -208,7 +208,9 @@ func (d *learnData) features(text string) []int32 {
 		id, ok := d.vocab[term]
 		if !ok {
 			id = int32(len(d.df))
-			d.vocab[term] = id
+			// A term may share the memory of the text it came from;
+			// the model keeps its vocabulary, not the library's text.
+			d.vocab[strings.Clone(term)] = id
 			d.df = append(d.df, 0)
 			d.mark = append(d.mark, 0)
 		}
