@@ -57,3 +57,11 @@ func LogitWeights(tags, feats int, units []LogitUnit) []float32 {
 	d.fitLogit(us, w)
 	return w
 }
+
+// SetTagModel switches the learned tag model for the matchers made until
+// restore is called: "nb", "logit" or "both".
+func SetTagModel(name string) (restore func()) {
+	old := tagModel
+	tagModel = map[string]int{"nb": nbModel, "logit": logitModel, "both": bothModels}[name]
+	return func() { tagModel = old }
+}

@@ -77,6 +77,9 @@ type model struct {
 	// MinWeight the least weight a word needs to be shown as evidence
 	// (1 when 0).
 	Calib, MinWeight float32
+	// Also is a second model whose tags are added to this one's (the
+	// logistic model beside naive Bayes; see tagModel), or nil.
+	Also *model
 }
 
 // trainDoc is one evaluation document: a case's whole title or symptoms
@@ -572,16 +575,20 @@ func thresholds(docs []*trainDoc, scores []float32, t int, r rule) []float32 {
 }
 
 // learn trains the tag model on a library and a taxonomy.
-func learn(lib *cases.Library, tax *cases.Taxonomy) *model {
+func learn(lib *cases.Library, tax *cases.Taxonomy) (m *model) {
 	d := gather(lib, tax, false)
 	d.prune()
-	if useLogit {
+	switch tagModel {
+	case logitModel:
 		return d.learnLogit()
+	case bothModels:
+		lr := d.learnLogit()
+		defer func() { m.Also = lr }()
 	}
 	t := len(d.tags)
 	total := d.totals()
 	docs, scores := d.cvScores(total)
-	m := &model{Tags: d.tags, Vocab: d.vocab, W: make([]float32, len(d.df)*t), B: make([]float32, t)}
+	m = &model{Tags: d.tags, Vocab: d.vocab, W: make([]float32, len(d.df)*t), B: make([]float32, t)}
 	m.Theta = thresholds(docs, scores, t, nbRule)
 	total.weights(m.W, m.B)
 	return m
@@ -636,7 +643,30 @@ type learnedTag struct {
 // infer scores a text. It returns every tag whose calibrated probability is
 // at least minProb, best first, with the words that weighed most for it.
 func (m *model) infer(text string, minProb float64) []learnedTag {
-	if m == nil || len(m.B) == 0 {
+	if m == nil {
+		return nil
+	}
+	out := m.inferOne(text, minProb)
+	if m.Also == nil {
+		return out
+	}
+	// A tag both models find keeps the surer one's score and words.
+	for _, lt := range m.Also.inferOne(text, minProb) {
+		i := slices.IndexFunc(out, func(x learnedTag) bool { return x.tag == lt.tag })
+		switch {
+		case i < 0:
+			out = append(out, lt)
+		case lt.prob > out[i].prob:
+			out[i] = lt
+		}
+	}
+	slices.SortStableFunc(out, func(a, b learnedTag) int { return cmp.Compare(b.prob, a.prob) })
+	return out
+}
+
+// inferOne is infer for this model alone.
+func (m *model) inferOne(text string, minProb float64) []learnedTag {
+	if len(m.B) == 0 {
 		return nil
 	}
 	t := len(m.B)

@@ -90,5 +90,5 @@ func (m *model) valid() bool {
 			return false
 		}
 	}
-	return true
+	return m.Also == nil || m.Also.valid()
 }

@@ -11,7 +11,7 @@ import (
 type TagF1 struct {
 	Kind      cases.Kind `json:"kind"`
 	Lang      cases.Lang `json:"lang"`
-	Method    string     `json:"method"` // "phrases", "nb", "logit" or "both" (phrases and the model Infer uses)
+	Method    string     `json:"method"` // "phrases", "nb", "logit", "both" (phrases and the model Infer uses) or "all" (phrases and both models)
 	Texts     int        `json:"texts"`
 	Precision float64    `json:"precision"`
 	Recall    float64    `json:"recall"`
@@ -42,8 +42,17 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 	res := map[key]*tally{}
 	for j, doc := range docs {
 		learned := nb[j]
-		if useLogit {
+		switch tagModel {
+		case logitModel:
 			learned = lr[j]
+		case bothModels:
+			learned = map[int32]bool{}
+			for i := range nb[j] {
+				learned[i] = true
+			}
+			for i := range lr[j] {
+				learned[i] = true
+			}
 		}
 		phrased := map[int32]bool{}
 		for _, s := range ext.Extract(unsaid(doc.text)) {
@@ -58,10 +67,20 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 		for i := range phrased {
 			both[i] = true
 		}
+		all := map[int32]bool{}
+		for i := range both {
+			all[i] = true
+		}
+		for i := range nb[j] {
+			all[i] = true
+		}
+		for i := range lr[j] {
+			all[i] = true
+		}
 		for _, m := range []struct {
 			name string
 			got  map[int32]bool
-		}{{"phrases", phrased}, {"nb", nb[j]}, {"logit", lr[j]}, {"both", both}} {
+		}{{"phrases", phrased}, {"nb", nb[j]}, {"logit", lr[j]}, {"both", both}, {"all", all}} {
 			for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
 				tl := res[key{kind, doc.lang, m.name}]
 				if tl == nil {
@@ -90,7 +109,7 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 	var out []TagF1
 	for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
 		for _, lang := range []cases.Lang{cases.English, cases.Korean} {
-			for _, method := range []string{"phrases", "nb", "logit", "both"} {
+			for _, method := range []string{"phrases", "nb", "logit", "both", "all"} {
 				tl := res[key{kind, lang, method}]
 				if tl == nil {
 					continue

@@ -51,3 +51,46 @@ func TestLogitIgnoresCoOccurrence(t *testing.T) {
 		t.Error("two trainings on the same units differ")
 	}
 }
+
+// TestBothModelsAddTags: with both tag models, a text gets every tag that
+// either model gives it alone, each at least as sure.
+func TestBothModelsAddTags(t *testing.T) {
+	lib := testLibrary(t)
+	infer := func(model string) map[string]map[string]float64 {
+		defer matcher.SetTagModel(model)()
+		m := newMatcher(t, lib, matcher.Options{})
+		out := map[string]map[string]float64{}
+		for _, text := range []string{
+			"kafka consumer lag on orders topic keeps growing, notifications delayed",
+			"DB 커넥션 풀이 다 찼어요, 결제 API 타임아웃 계속 납니다",
+			"p99 latency on checkout up to 4s since the deploy at 14:05",
+		} {
+			inf := m.Infer(text)
+			got := map[string]float64{}
+			for _, list := range [][]matcher.Inferred{inf.Symptoms, inf.Components, inf.RootCauses} {
+				for _, x := range list {
+					got[x.ID] = x.Score
+				}
+			}
+			out[text] = got
+		}
+		return out
+	}
+	nb, lr, both := infer("nb"), infer("logit"), infer("both")
+	differ := false
+	for text, tags := range both {
+		for _, alone := range []map[string]float64{nb[text], lr[text]} {
+			for id, score := range alone {
+				if tags[id] < score {
+					t.Errorf("%q: %s scores %.3f alone, %.3f with both models", text, id, score, tags[id])
+				}
+			}
+		}
+		if len(nb[text]) != len(tags) {
+			differ = true
+		}
+	}
+	if !differ {
+		t.Error("the logistic model added no tag to any text: the test texts no longer tell the models apart")
+	}
+}
