@@ -436,13 +436,61 @@ func teamCaseReachesAnotherReplica(t *testing.T, poll string) {
 	}
 }
 
+// TestCaptureOnOneReplicaReachesAnother: on PostgreSQL, a case captured in
+// Slack through replica A, with the shortcut and the modal, answers the next
+// similar alert in another channel on replica B within 30 seconds. B's poll
+// is too slow to matter: the save's notification brings the case.
+func TestCaptureOnOneReplicaReachesAnother(t *testing.T) {
+	dbURL := pgtest.Schema(t, "capturereplicas")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := diskLibrary(t)
+	fake := slackfake.New()
+	defer fake.Close()
+	fake.AddChannel("C0INC", "inc-quasar", false)
+	fake.AddChannel("C0NEXT", "inc-next", false)
+	const oomTitle, oomText = "[FIRING:1] KubePodCrashLooping quasar-api", "pods OOMKilled and in CrashLoopBackOff after the cache change"
+	oomTS := history(fake, "C0INC", 1764583200, oomTitle, oomText, "rolled back the cache change, memory is flat again")
+	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": fake.APIURL(), "DATABASE_URL": dbURL}
+	args := []string{"--listen", "", "--builtin=false", "--cases", dir, "--team-cases-poll", "1h"}
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer wcancel()
+	a := startReplica(ctx, t, "a", envs, args...)
+	if err := fake.WaitConnected(wctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	b := startReplica(ctx, t, "b", envs, args...)
+	if err := fake.WaitConnected(wctx, 2); err != nil {
+		t.Fatal(err)
+	}
+
+	id := capture(t, wctx, fake, fake.SendTo(0), "C0INC", "inc-quasar", oomTS)
+	saved := time.Now()
+	within, cancel30 := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel30()
+	if err := b.logs.wait(within, "team_cases=1"); err != nil {
+		t.Fatalf("replica B did not take the captured case within 30 s: %v", err)
+	}
+	t.Logf("replica B indexed the captured case %v after the save", time.Since(saved).Round(time.Millisecond))
+	fake.SendTo(1).SendEvent(alertEvent("C0NEXT", "1764600001.000100", "[FIRING:1] KubePodCrashLooping quasar-api-9c2", "pods OOMKilled and in CrashLoopBackOff"))
+	if got := replyIn(wctx, t, fake, "C0NEXT", "1764600001.000100"); !strings.Contains(got, id) {
+		t.Errorf("replica B does not answer the next similar alert with the case captured on A (%s):\n%s", id, got)
+	}
+	cancel()
+	for name, r := range map[string]*replica{"a": a, "b": b} {
+		if code := <-r.done; code != 0 {
+			t.Errorf("replica %s exited %d", name, code)
+		}
+	}
+}
+
 // capture saves an incident channel's history as a team case through the
 // "Save as incident case" shortcut and the modal, as a person would, and
 // returns the id the bot confirmed in the channel.
-func capture(t *testing.T, ctx context.Context, fake *slackfake.Server, channel, name, ts string) string {
+func capture(t *testing.T, ctx context.Context, fake *slackfake.Server, from slackfake.Sender, channel, name, ts string) string {
 	t.Helper()
 	before := len(fake.ViewIDs())
-	fake.SendInteractive(map[string]any{
+	from.SendInteractive(map[string]any{
 		"type": "message_action", "callback_id": "capture_case", "user": map[string]any{"id": "U0CAPTURER"},
 		"channel": map[string]any{"id": channel, "name": name}, "message_ts": ts,
 		"message": map[string]any{"type": "message", "ts": ts, "text": "some message", "user": "U0ANNA"},
@@ -451,7 +499,7 @@ func capture(t *testing.T, ctx context.Context, fake *slackfake.Server, channel,
 	if err != nil {
 		t.Fatalf("no draft in the capture modal: %v", err)
 	}
-	if _, err := fake.WaitAck(ctx, fake.SubmitView("U0CAPTURER", v["id"].(string), nil)); err != nil {
+	if _, err := fake.WaitAck(ctx, from.SubmitView("U0CAPTURER", v["id"].(string), nil)); err != nil {
 		t.Fatal(err)
 	}
 	c, err := fake.WaitCall(ctx, func(c slackfake.Call) bool {
@@ -502,7 +550,7 @@ func TestCapturedCaseSuggestedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	oomID := capture(t, wctx, fake, "C0INC", "inc-quasar", oomTS)
+	oomID := capture(t, wctx, fake, fake.SendTo(0), "C0INC", "inc-quasar", oomTS)
 	alert := func(channel, ts, title, text string) { fake.SendEvent(alertEvent(channel, ts, title, text)) }
 	reply := func(channel, ts string) string { t.Helper(); return replyIn(wctx, t, fake, channel, ts) }
 	alert("C0NEXT", "1764600001.000100", "[FIRING:1] KubePodCrashLooping quasar-api-9c2", "pods OOMKilled and in CrashLoopBackOff")
@@ -510,7 +558,7 @@ func TestCapturedCaseSuggestedAtOnce(t *testing.T) {
 		t.Errorf("the next similar alert is not answered with the case just captured (%s):\n%s", oomID, got)
 	}
 
-	certID := capture(t, wctx, fake, "G0PRIV", "inc-secret", certTS)
+	certID := capture(t, wctx, fake, fake.SendTo(0), "G0PRIV", "inc-secret", certTS)
 	alert("G0PRIV", "1764600002.000100", "[FIRING:1] SSLCertExpired quasar-gateway", certText)
 	if got := reply("G0PRIV", "1764600002.000100"); !strings.Contains(got, certID) {
 		t.Errorf("the private channel's case is not suggested there (%s):\n%s", certID, got)
