@@ -399,6 +399,14 @@ func (w *Weights) Combine(p Parts) float64 {
 // Order sorts candidates by their weighed score, best first (ties: newer,
 // then by id), and returns the scores in the same order.
 func (w *Weights) Order(cs []Parts) []float64 {
+	return w.orderTop(cs, len(cs))
+}
+
+// orderTop puts the k best candidates first, in the order Order gives
+// them, and returns their scores. The rest are left in no order: a lookup
+// shows a few of the thousands of cases that share a tag, and sorting them
+// all cost as much as the text search.
+func (w *Weights) orderTop(cs []Parts, k int) []float64 {
 	type sc struct {
 		p Parts
 		s float64
@@ -407,7 +415,7 @@ func (w *Weights) Order(cs []Parts) []float64 {
 	for i, p := range cs {
 		all[i] = sc{p, w.Combine(p)}
 	}
-	slices.SortFunc(all, func(a, b sc) int {
+	better := func(a, b sc) int {
 		if c := cmp.Compare(b.s, a.s); c != 0 {
 			return c
 		}
@@ -415,10 +423,30 @@ func (w *Weights) Order(cs []Parts) []float64 {
 			return c
 		}
 		return cmp.Compare(a.p.Case.ID, b.p.Case.ID)
-	})
-	scores := make([]float64, len(all))
+	}
+	k = max(0, min(k, len(all)))
+	if k >= len(all)/8 {
+		slices.SortFunc(all, better)
+	} else {
+		// Selection of the few best: the order among the candidates is
+		// total (ids differ), so the first k are those a full sort puts
+		// first.
+		for i := range k {
+			b := i
+			for j := i + 1; j < len(all); j++ {
+				if better(all[j], all[b]) < 0 {
+					b = j
+				}
+			}
+			all[i], all[b] = all[b], all[i]
+		}
+	}
+	scores := make([]float64, k)
 	for i, x := range all {
-		cs[i], scores[i] = x.p, x.s
+		cs[i] = x.p
+		if i < k {
+			scores[i] = x.s
+		}
 	}
 	return scores
 }
@@ -472,8 +500,11 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 		for _, p := range cands {
 			scores = append(scores, p.Rel)
 		}
-	} else {
+	} else if len(boosts) > 0 || top < 0 {
 		scores = w.Order(cands)
+	} else {
+		// Only the first top can be shown (Answers stops there).
+		scores = w.orderTop(cands, top)
 	}
 	gated := gate && m.opts.Mode != TextOnly
 	if len(boosts) > 0 {
@@ -495,7 +526,7 @@ func (m *Matcher) rank(ctx context.Context, ans *Answer, text string, f Filters,
 		}
 		return ans, nil
 	}
-	n := min(top, len(cands))
+	n := min(top, len(scores))
 	if gated {
 		n = w.Answers(sc, cands, scores, top, m.opts.Floor)
 	}
