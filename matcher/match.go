@@ -82,7 +82,19 @@ type Matcher struct {
 	byTag map[string][]*cases.Case // "symptom:x" -> cases
 	keys  map[*cases.Case][]string // a case's tag keys
 	idf   map[string]float64
-	df    map[string]int // index term -> cases whose text has it (most over fields)
+
+	// The same by number, for ranking thousands of candidates per lookup
+	// without hashing strings: cases numbered as lib.Cases() lists them,
+	// tag keys and root causes as first met.
+	all       []*cases.Case
+	num       map[string]int32 // case id -> number
+	tagNum    map[string]int32 // tag key -> number
+	tagIDF    []float64        // tag number -> idf
+	tagCases  [][]int32        // tag number -> cases carrying it (as byTag)
+	caseTags  [][]int32        // case number -> its tag numbers (as keys)
+	causeNum  map[string]int32 // root cause id ("" too) -> number
+	caseCause []int32          // case number -> its root cause number
+	df        map[string]int   // index term -> cases whose text has it (most over fields)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -134,7 +146,38 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	for k, cs := range m.byTag {
 		m.idf[k] = math.Log(1 + n/float64(len(cs)))
 	}
+	m.numbered()
 	return m, nil
+}
+
+// numbered fills the numbered forms of byTag, keys and idf.
+func (m *Matcher) numbered() {
+	m.all = m.lib.Cases()
+	m.num = make(map[string]int32, len(m.all))
+	m.tagNum, m.causeNum = map[string]int32{}, map[string]int32{}
+	m.caseTags, m.caseCause = make([][]int32, len(m.all)), make([]int32, len(m.all))
+	for i, c := range m.all {
+		if g, ok := m.lib.Get(c.ID); ok && g == c {
+			m.num[c.ID] = int32(i)
+		}
+		for _, k := range m.keys[c] {
+			t, ok := m.tagNum[k]
+			if !ok {
+				t = int32(len(m.tagIDF))
+				m.tagNum[k] = t
+				m.tagIDF = append(m.tagIDF, m.idf[k])
+				m.tagCases = append(m.tagCases, nil)
+			}
+			m.caseTags[i] = append(m.caseTags[i], t)
+			m.tagCases[t] = append(m.tagCases[t], int32(i))
+		}
+		r, ok := m.causeNum[c.RootCause]
+		if !ok {
+			r = int32(len(m.causeNum))
+			m.causeNum[c.RootCause] = r
+		}
+		m.caseCause[i] = r
+	}
 }
 
 // termCounts reads, from the index's dictionaries, how many cases contain

@@ -297,18 +297,22 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 	for _, h := range hits {
 		best = max(best, h.Score)
 	}
-	byID := map[string]int{}
-	add := func(c *cases.Case) *Parts {
-		if i, ok := byID[c.ID]; ok {
-			return &sc.Candidates[i]
+	// slot: case number -> its index in Candidates + 1 (0: not one yet);
+	// nums: candidate index -> case number.
+	slot := make([]int32, len(m.all))
+	var nums []int32
+	add := func(n int32) *Parts {
+		if i := slot[n]; i > 0 {
+			return &sc.Candidates[i-1]
 		}
-		byID[c.ID] = len(sc.Candidates)
-		sc.Candidates = append(sc.Candidates, Parts{Case: c})
+		sc.Candidates = append(sc.Candidates, Parts{Case: m.all[n]})
+		nums = append(nums, n)
+		slot[n] = int32(len(sc.Candidates))
 		return &sc.Candidates[len(sc.Candidates)-1]
 	}
 	for _, h := range hits {
-		if c, ok := m.lib.Get(h.ID); ok {
-			p := add(c)
+		if n, ok := m.num[h.ID]; ok {
+			p := add(n)
 			p.Text = h.Score
 			p.Rel = h.Score / best
 		}
@@ -328,29 +332,42 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 	for _, p := range q.causes {
 		causeMax = max(causeMax, p)
 	}
+	// The text's tags and causes by number: weight times idf of each tag
+	// the library knows (0 for the others), how sure of each cause.
+	tagW := make([]float64, len(m.tagIDF))
+	causeP := make([]float64, len(m.causeNum))
+	for id, p := range q.causes {
+		if r, ok := m.causeNum[id]; ok {
+			causeP[r] = p
+		}
+	}
 	var tagTotal float64
 	for k, w := range q.weights {
 		tagTotal += w * m.idfOf(k)
-		if f.Empty() && w >= 0.5*m.opts.Weights.Phrase {
-			for _, c := range m.byTag[k] {
-				if o.sees(m.opts.Only, c.ID) {
-					add(c)
+		t, known := m.tagNum[k]
+		if known {
+			tagW[t] = w * m.tagIDF[t]
+		}
+		if known && f.Empty() && w >= 0.5*m.opts.Weights.Phrase {
+			for _, n := range m.tagCases[t] {
+				if len(m.opts.Only) == 0 || o.sees(m.opts.Only, m.all[n].ID) {
+					add(n)
 				}
 			}
 		}
 	}
 	for i := range sc.Candidates {
-		p := &sc.Candidates[i]
+		p, n := &sc.Candidates[i], nums[i]
 		if tagTotal > 0 {
 			var shared float64
-			for _, k := range m.keys[p.Case] {
-				if w, ok := q.weights[k]; ok {
-					shared += w * m.idfOf(k)
+			for _, t := range m.caseTags[n] {
+				if x := tagW[t]; x != 0 {
+					shared += x
 				}
 			}
 			p.Tag = shared / tagTotal
 		}
-		p.Cause = q.causes[p.Case.RootCause]
+		p.Cause = causeP[m.caseCause[n]]
 		p.CauseMax = causeMax
 	}
 	for _, k := range slices.Sorted(mapKeys(q.signals)) {
