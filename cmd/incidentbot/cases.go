@@ -22,15 +22,32 @@ import (
 // showCmd is "incidentbot show".
 type showCmd struct {
 	libFlags
+	dbFlags
 	Lang string `name:"lang" default:"en" enum:"en,ko" help:"Language to show the case in: en or ko."`
 	ID   string `arg:"" name:"id" help:"The case id, e.g. cloudflare-2019-07-02 (incidentbot cases list shows them)."`
 }
 
-func (c *showCmd) Run(e env) error {
-	lib, err := c.load(e.stderr)
+func (c *showCmd) Run(ctx context.Context, e env) error {
+	if err := c.dbFlags.check(); err != nil {
+		return err
+	}
+	var ts teamStore
+	if c.DB != "" {
+		st, err := openDB(ctx, c.DB)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		ts = st
+	}
+	lib, only, err := libraryWithTeam(ctx, &c.libFlags, ts, e.stderr)
 	if err != nil {
 		return err
 	}
+	// A case kept to a private channel is shown only for --channel, as
+	// the bot shows it only there; for any other it is not there, nor
+	// among the ids suggested.
+	lib = lib.Filter(func(cs *cases.Case) bool { return seenIn(only, cs.ID, c.Channel) })
 	cs, ok := lib.Get(c.ID)
 	if !ok {
 		ids := make([]string, 0, lib.Len())

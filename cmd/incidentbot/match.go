@@ -12,6 +12,7 @@ import (
 
 	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 // maxInput bounds text read from standard input for one match.
@@ -24,8 +25,8 @@ type matchCmd struct {
 	JSON  bool     `name:"json" help:"Print one JSON object."`
 	Batch bool     `name:"batch" help:"Read JSON lines {\"id\": ..., \"text\": ...} from standard input and print one JSON object per line."`
 	Text  []string `arg:"" optional:"" help:"The alert or message text; joined with spaces. None: read standard input."`
-	DB    string   `name:"db" placeholder:"FILE|URL" help:"Let the votes recorded in this activity store (a SQLite file, or a postgres:// URL) steer the ranking as they do in Slack. Without it votes play no part."`
-	Team  string   `name:"team" placeholder:"ID" help:"With --db: the Slack workspace id (T…) whose votes count; the bot logs it at start as team_id."`
+	dbFlags
+	Team string `name:"team" placeholder:"ID" help:"With --db: let the votes of this Slack workspace (T…) in the store steer the ranking as they do in Slack; the bot logs its id at start as team_id. Without it votes play no part."`
 }
 
 func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
@@ -35,8 +36,11 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 	if c.Batch && len(c.Text) > 0 {
 		return usagef("--batch reads queries from standard input: give no TEXT")
 	}
-	if (c.DB == "") != (c.Team == "") {
-		return usagef("--db and --team go together: the votes of one workspace in one store steer the ranking")
+	if c.Team != "" && c.DB == "" {
+		return usagef("--team goes with --db: the votes of one workspace in one store steer the ranking")
+	}
+	if err := c.dbFlags.check(); err != nil {
+		return err
 	}
 	var text string
 	if !c.Batch {
@@ -57,19 +61,38 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 		}
 	}
 
-	lib, err := c.loadContext(ctx, e.stderr)
+	// Votes and team cases come from --db only, never from the store
+	// in the environment.
+	var (
+		st    store.Store
+		votes voteSet
+	)
+	if c.DB != "" {
+		var err error
+		if st, err = openDB(ctx, c.DB); err != nil {
+			return err
+		}
+		defer st.Close()
+		if c.Team != "" {
+			if votes, err = readVotes(ctx, st, c.Team); err != nil {
+				return err
+			}
+		}
+	}
+	var ts teamStore
+	if st != nil {
+		ts = st
+	}
+	lib, only, err := libraryWithTeam(ctx, &c.libFlags, ts, e.stderr)
 	if err != nil {
 		return err
 	}
-	steer := func(string) matcher.MatchOptions { return matcher.MatchOptions{} }
-	if c.DB != "" {
-		vs, err := readVotes(ctx, c.DB, c.Team)
-		if err != nil {
-			return err
-		}
-		steer = func(text string) matcher.MatchOptions { return matcher.MatchOptions{Boosts: vs.boosts(text)} }
+	steer := func(text string) matcher.MatchOptions {
+		// Cases kept to a private channel are found only for --channel,
+		// as the bot finds them only there.
+		return matcher.MatchOptions{Channel: c.Channel, Boosts: votes.boosts(text)}
 	}
-	m, err := matcher.New(lib, matcher.Options{Taxonomy: c.tax()})
+	m, err := matcher.New(lib, matcher.Options{Taxonomy: c.tax(), Only: only})
 	if err != nil {
 		return err
 	}

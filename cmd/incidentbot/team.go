@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -203,4 +204,52 @@ func openExisting(ctx context.Context, sf *storeFlags, e env, log *slog.Logger) 
 		return nil, "", false, err
 	}
 	return st, where, true, nil
+}
+
+// dbFlags are match's and show's --db: the activity store whose team
+// cases join the library (and, for match, whose votes steer it). No
+// environment variable sets it: without --db these commands read no
+// database.
+type dbFlags struct {
+	DB      string `name:"db" placeholder:"FILE|URL" help:"Add the team cases kept in this activity store (a SQLite file, or a postgres:// URL); match also lets its votes steer the ranking with --team. Without it no database is read."`
+	Channel string `name:"channel" placeholder:"C" help:"With --db: also the team cases kept to this private channel, as the bot shows them there. Without it, cases from private channels are left out."`
+}
+
+func (f *dbFlags) check() error {
+	if f.Channel != "" && f.DB == "" {
+		return usagef("--channel goes with --db: it names the private channel whose team cases in that store to add")
+	}
+	return nil
+}
+
+// libraryWithTeam loads the library and, with --db, adds the team cases of
+// st (open when --db is given). It returns the library and the cases it
+// keeps to one channel (id -> channel): a lookup sees those only for
+// --channel. Why team cases were left out is said on warn.
+func libraryWithTeam(ctx context.Context, lf *libFlags, st teamStore, warn io.Writer) (*cases.Library, map[string]string, error) {
+	sets, _, err := lf.loadSets(ctx, warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	lib, err := mergeSets(sets, warn)
+	if err != nil || st == nil {
+		return lib, nil, err
+	}
+	tc, err := readTeamCases(ctx, st, lf.tax())
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the team cases: %w", err)
+	}
+	lib, only, left := withTeam(sets, tc)
+	for _, why := range left {
+		fmt.Fprintf(warn, "incidentbot: %s\n", why)
+	}
+	return lib, only, nil
+}
+
+// seenIn reports whether a case may be shown for channel: every case but
+// those only keeps to another channel (or to any, when channel is empty),
+// as matcher.MatchOptions.Channel scopes the bot's lookups.
+func seenIn(only map[string]string, id, channel string) bool {
+	ch, kept := only[id]
+	return !kept || (channel != "" && ch == channel)
 }

@@ -25,9 +25,9 @@ type votedText struct {
 	votes []store.Feedback
 }
 
-// readVotes is the workspace's votes kept in the store at db: a postgres://
-// URL or a SQLite file, which must exist (match only reads).
-func readVotes(ctx context.Context, db, team string) (voteSet, error) {
+// openDB opens the activity store at db for a command that only reads it
+// (match, show): a postgres:// URL or a SQLite file, which must exist.
+func openDB(ctx context.Context, db string) (store.Store, error) {
 	var (
 		st  store.Store
 		err error
@@ -41,9 +41,13 @@ func readVotes(ctx context.Context, db, team string) (voteSet, error) {
 		st, err = sqlite.Open(ctx, db)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open the activity store for its votes: %w", err)
+		return nil, fmt.Errorf("open the activity store: %w", err)
 	}
-	defer st.Close()
+	return st, nil
+}
+
+// readVotes is the workspace's votes kept in st.
+func readVotes(ctx context.Context, st store.Store, team string) (voteSet, error) {
 	rows, err := st.Votes(ctx, team, time.Time{}, maxVotesRead)
 	if err != nil {
 		return nil, err

@@ -73,8 +73,11 @@ func TestMatchWithVotes(t *testing.T) {
 	if got, code, _ := match(nil, "--db", db, "--team", "T0OTHER"); code != 0 || !slices.Equal(ids(got), ids(base)) {
 		t.Errorf("another workspace's votes steered: %v, want %v", ids(got), ids(base))
 	}
-	if _, code, errOut := match(nil, "--db", db); code != 2 {
-		t.Errorf("--db without --team: exit %d, want 2: %s", code, errOut)
+	if got, code, errOut := match(nil, "--db", db); code != 0 || !slices.Equal(ids(got), ids(base)) {
+		t.Errorf("--db without --team (team cases, no votes): exit %d, %v, want %v: %s", code, ids(got), ids(base), errOut)
+	}
+	if _, code, errOut := match(nil, "--team", "T0OURS"); code != 2 {
+		t.Errorf("--team without --db: exit %d, want 2: %s", code, errOut)
 	}
 	if _, code, errOut := match(nil, "--db", filepath.Join(t.TempDir(), "none.db"), "--team", "T0OURS"); code != 1 {
 		t.Errorf("--db at no store: exit %d, want 1: %s", code, errOut)
