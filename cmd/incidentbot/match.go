@@ -74,7 +74,7 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 		}
 		defer st.Close()
 		if c.Team != "" {
-			if votes, err = readVotes(ctx, st, c.Team); err != nil {
+			if votes, err = readVotes(ctx, st, c.Team, c.Channel); err != nil {
 				return err
 			}
 		}

@@ -212,7 +212,7 @@ func openExisting(ctx context.Context, sf *storeFlags, e env, log *slog.Logger) 
 // database.
 type dbFlags struct {
 	DB      string `name:"db" placeholder:"FILE|URL" help:"Add the team cases kept in this activity store (a SQLite file, or a postgres:// URL); match also lets its votes steer the ranking with --team. Without it no database is read."`
-	Channel string `name:"channel" placeholder:"C" help:"With --db: also the team cases kept to this private channel, as the bot shows them there. Without it, cases from private channels are left out."`
+	Channel string `name:"channel" placeholder:"C" help:"With --db: also the team cases kept to this private channel, and for match the votes cast there, as the bot sees them there. Without it, cases and votes from private channels are left out."`
 }
 
 func (f *dbFlags) check() error {

@@ -46,8 +46,9 @@ func openDB(ctx context.Context, db string) (store.Store, error) {
 	return st, nil
 }
 
-// readVotes is the workspace's votes kept in st.
-func readVotes(ctx context.Context, st store.Store, team string) (voteSet, error) {
+// readVotes is the workspace's votes kept in st that steer a lookup from
+// channel ("" for none): the public ones, and those cast in channel.
+func readVotes(ctx context.Context, st store.Store, team, channel string) (voteSet, error) {
 	rows, err := st.Votes(ctx, team, time.Time{}, maxVotesRead)
 	if err != nil {
 		return nil, err
@@ -55,8 +56,8 @@ func readVotes(ctx context.Context, st store.Store, team string) (voteSet, error
 	byText := map[string]*votedText{}
 	var vs voteSet
 	for _, f := range rows {
-		if f.Private {
-			continue // as in a public channel: a private channel's votes steer it alone
+		if f.Private && f.Channel != channel {
+			continue // as the bot does: a private channel's votes steer it alone
 		}
 		v, ok := byText[f.Query]
 		if !ok {

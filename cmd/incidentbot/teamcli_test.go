@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/incidentbot/incidentbot/matcher"
+	"github.com/incidentbot/incidentbot/store"
 )
 
 const oomText = "Pods OOMKilled and in CrashLoopBackOff: the quasar API ran out of memory"
@@ -90,6 +92,26 @@ func TestShowAndMatchTeamCases(t *testing.T) {
 	}
 	if got, _ := match(certText, "--db", db, "--channel", "G0PRIV"); len(got) == 0 || got[0] != "team-cert" {
 		t.Errorf("match --channel G0PRIV: %v, want team-cert first", got)
+	}
+
+	// Votes cast in the private channel on a shared case steer only a
+	// match from that channel.
+	st := openSQLite(t, db)
+	for _, user := range []string{"U1", "U2"} {
+		if _, err := st.RecordFeedback(t.Context(), store.Feedback{Time: time.Now().UTC(), Team: "T0OURS", Channel: "G0PRIV", Private: true,
+			Message: "1.1", User: user, CaseID: "team-oom", Vote: store.Helpful, Query: oomText}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ch := range []string{"", "C0INC", "G0PRIV"} {
+		args := []string{"--db", db, "--team", "T0OURS"}
+		if ch != "" {
+			args = append(args, "--channel", ch)
+		}
+		_, out := match(oomText, args...)
+		if voted := strings.Contains(out, `"helpful":2`); voted != (ch == "G0PRIV") {
+			t.Errorf("match %v: the private channel's votes count: %v, want %v\n%s", args, voted, ch == "G0PRIV", out)
+		}
 	}
 	if code, _, errOut := runCmd(t, "", nil, append(append([]string{"match"}, lib...), "--channel", "G0PRIV", certText)...); code != 2 {
 		t.Errorf("match --channel without --db: exit %d, want 2: %s", code, errOut)
