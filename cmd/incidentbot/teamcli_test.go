@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/incidentbot/incidentbot/internal/pgtest"
 	"github.com/incidentbot/incidentbot/matcher"
 	"github.com/incidentbot/incidentbot/store"
+	"github.com/incidentbot/incidentbot/store/postgres"
 )
 
 const oomText = "Pods OOMKilled and in CrashLoopBackOff: the quasar API ran out of memory"
@@ -19,11 +21,28 @@ const oomText = "Pods OOMKilled and in CrashLoopBackOff: the quasar API ran out 
 // channel is neither shown nor matched, nor its id suggested, unless
 // --channel names that channel.
 func TestShowAndMatchTeamCases(t *testing.T) {
-	dir := diskLibrary(t)
 	db := filepath.Join(t.TempDir(), "a.db")
-	put(t, openSQLite(t, db), oomCase, certCase)
+	showAndMatchTeamCases(t, db, openSQLite(t, db), map[string]string{"INCIDENTBOT_DB": db})
+}
+
+// TestShowAndMatchTeamCasesPostgres is TestShowAndMatchTeamCases with
+// --db a postgres:// URL, DATABASE_URL set to it in the environment.
+func TestShowAndMatchTeamCasesPostgres(t *testing.T) {
+	url := pgtest.Schema(t, "teamcli")
+	st, err := postgres.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	showAndMatchTeamCases(t, url, st, map[string]string{"DATABASE_URL": url})
+}
+
+// showAndMatchTeamCases runs show and match over the store st, which --db
+// db opens and environ names.
+func showAndMatchTeamCases(t *testing.T, db string, st store.Store, environ map[string]string) {
+	dir := diskLibrary(t)
+	put(t, st, oomCase, certCase)
 	lib := []string{"--builtin=false", "--cases", dir}
-	environ := map[string]string{"INCIDENTBOT_DB": db}
 
 	show := func(extra ...string) (int, string) {
 		t.Helper()
@@ -96,7 +115,6 @@ func TestShowAndMatchTeamCases(t *testing.T) {
 
 	// Votes cast in the private channel on a shared case steer only a
 	// match from that channel.
-	st := openSQLite(t, db)
 	for _, user := range []string{"U1", "U2"} {
 		if _, err := st.RecordFeedback(t.Context(), store.Feedback{Time: time.Now().UTC(), Team: "T0OURS", Channel: "G0PRIV", Private: true,
 			Message: "1.1", User: user, CaseID: "team-oom", Vote: store.Helpful, Query: oomText}); err != nil {
