@@ -342,7 +342,10 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 		}
 	}
 	var tagTotal float64
-	for k, w := range q.weights {
+	// In a fixed order: a float sum in map order differs in its last bit
+	// from run to run, and that can flip a near-tie between two cases.
+	for _, k := range slices.Sorted(mapKeys(q.weights)) {
+		w := q.weights[k]
 		tagTotal += w * m.idfOf(k)
 		t, known := m.tagNum[k]
 		if known {
