@@ -94,6 +94,7 @@ type Matcher struct {
 	caseTags  [][]int32        // case number -> its tag numbers (as keys)
 	causeNum  map[string]int32 // root cause id ("" too) -> number
 	caseCause []int32          // case number -> its root cause number
+	public    []bool           // case number -> built in, beside the team's own cases
 	df        map[string]int   // index term -> cases whose text has it (most over fields)
 
 	closeOnce sync.Once
@@ -156,7 +157,11 @@ func (m *Matcher) numbered() {
 	m.num = make(map[string]int32, len(m.all))
 	m.tagNum, m.causeNum = map[string]int32{}, map[string]int32{}
 	m.caseTags, m.caseCause = make([][]int32, len(m.all)), make([]int32, len(m.all))
+	m.public = make([]bool, len(m.all))
+	var own bool
 	for i, c := range m.all {
+		m.public[i] = m.lib.Origin(c.ID) == cases.BuiltinSource
+		own = own || !m.public[i]
 		if g, ok := m.lib.Get(c.ID); ok && g == c {
 			m.num[c.ID] = int32(i)
 		}
@@ -177,6 +182,9 @@ func (m *Matcher) numbered() {
 			m.causeNum[c.RootCause] = r
 		}
 		m.caseCause[i] = r
+	}
+	if !own {
+		clear(m.public) // all built in: none is ranked below another's own
 	}
 }
 

@@ -52,6 +52,13 @@ type Weights struct {
 	// answered; Keep the share of the best case's score it needs.
 	Floor float64 `json:"floor"`
 	Keep  float64 `json:"keep"`
+	// Own puts the team's own cases (from case files and the activity
+	// store) ahead of built-in public incidents that fit the text as well:
+	// where a library holds both, a built-in case's score is divided by
+	// 1 + Own. It is a choice, not fitted: the evaluation sets are graded
+	// against the built-in library alone, and a team reaches for its own
+	// history first. A library of one origin is ranked as if it were 0.
+	Own float64 `json:"own"`
 }
 
 //go:embed weights.json
@@ -82,6 +89,9 @@ type Parts struct {
 	// CauseMax is how sure the text implies its likeliest root cause: the
 	// same for every candidate of a text.
 	CauseMax float64
+	// Public is set for a built-in case in a library that also holds the
+	// team's own cases.
+	Public bool
 }
 
 // Scored is everything the ranking knows about a text: its tags, the
@@ -372,6 +382,7 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 		}
 		p.Cause = causeP[m.caseCause[n]]
 		p.CauseMax = causeMax
+		p.Public = m.public[n]
 	}
 	for _, k := range slices.Sorted(mapKeys(q.signals)) {
 		s := q.signals[k]
@@ -413,7 +424,11 @@ func (w *Weights) Combine(p Parts) float64 {
 		return 0
 	}
 	rel := (w.Text*p.Rel + w.Tag*p.Tag) / sum
-	return rel * (1 + w.Cause*p.Cause) / (1 + w.Cause*p.CauseMax)
+	score := rel * (1 + w.Cause*p.Cause) / (1 + w.Cause*p.CauseMax)
+	if p.Public {
+		score /= 1 + w.Own
+	}
+	return score
 }
 
 // Order sorts candidates by their weighed score, best first (ties: newer,
