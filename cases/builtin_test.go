@@ -20,8 +20,8 @@ func TestBuiltinLibrary(t *testing.T) {
 	for _, p := range set.Problems {
 		t.Errorf("problem: %s", p) // errors and unknown-tag warnings alike
 	}
-	if len(set.Cases) < 350 {
-		t.Errorf("%d built-in cases, want at least 350", len(set.Cases))
+	if len(set.Cases) < 600 {
+		t.Errorf("%d built-in cases, want at least 600", len(set.Cases))
 	}
 	entries, err := os.ReadDir("builtin")
 	if err != nil {
@@ -33,7 +33,7 @@ func TestBuiltinLibrary(t *testing.T) {
 	}
 	lib, _ := cases.NewLibrary(set)
 	orgs := map[string]bool{}
-	korean := 0
+	korean, asian := 0, 0
 	for _, c := range set.Cases {
 		if want := "builtin/" + c.ID + ".json"; set.Files[c.ID] != want {
 			t.Errorf("case %s lives in %s: the file name is the id", c.ID, set.Files[c.ID])
@@ -84,6 +84,9 @@ func TestBuiltinLibrary(t *testing.T) {
 		if slices.Contains(c.Domain, "korea") {
 			korean++
 		}
+		if slices.ContainsFunc(c.Domain, func(d string) bool { return eastAsia[d] }) {
+			asian++
+		}
 	}
 	if len(files) != len(set.Cases) {
 		t.Errorf("%d files but %d cases: one case per file", len(files), len(set.Cases))
@@ -94,14 +97,24 @@ func TestBuiltinLibrary(t *testing.T) {
 	if korean < 60 {
 		t.Errorf("%d Korean incidents, want at least 60", korean)
 	}
+	if asian < 40 {
+		t.Errorf("%d incidents from Japan, China and Southeast Asia, want at least 40", asian)
+	}
 	st := cases.Stats(lib, tax)
-	for kind, floor := range map[cases.Kind]int{cases.KindSymptom: 5, cases.KindComponent: 4, cases.KindRootCause: 5} {
+	for kind, floor := range map[cases.Kind]int{cases.KindSymptom: 5, cases.KindComponent: 5, cases.KindRootCause: 10} {
 		for _, tag := range tax.Tags(kind) {
 			if n := st.PerTag[kind][tag.ID]; n < floor {
 				t.Errorf("%s %s is carried by %d cases, want at least %d", kind, tag.ID, n, floor)
 			}
 		}
 	}
+}
+
+// eastAsia are the domain keywords of incidents in Japan, China and
+// Southeast Asia.
+var eastAsia = map[string]bool{
+	"japan": true, "china": true, "taiwan": true, "hong-kong": true, "singapore": true, "indonesia": true,
+	"vietnam": true, "thailand": true, "malaysia": true, "philippines": true, "cambodia": true, "myanmar": true,
 }
 
 // TestBuiltinIDsStable pins the ids of the built-in library: a case may be
