@@ -364,19 +364,9 @@ func teamCaseReachesAnotherReplica(t *testing.T, poll string) {
 	defer fake.Close()
 	fake.AddChannel("C0INC", "inc-quasar", false)
 	fake.AddChannel("G0PRIV", "inc-secret", true)
-	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": fake.APIURL(), "DATABASE_URL": dbURL}
-	args := []string{"--listen", "", "--builtin=false", "--cases", dir, "--team-cases-poll", poll}
 	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer wcancel()
-
-	a := startReplica(ctx, t, "a", envs, args...)
-	if err := fake.WaitConnected(wctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	b := startReplica(ctx, t, "b", envs, append(args, "--api-addr", "127.0.0.1:0")...)
-	if err := fake.WaitConnected(wctx, 2); err != nil {
-		t.Fatal(err)
-	}
+	a, b := twoReplicas(ctx, wctx, t, fake, dbURL, dir, poll, "--api-addr", "127.0.0.1:0")
 	toB := fake.SendTo(1) // connections oldest first: B connected second
 	base := apiBase(wctx, t, b.logs)
 
@@ -451,18 +441,9 @@ func TestCaptureOnOneReplicaReachesAnother(t *testing.T) {
 	fake.AddChannel("C0NEXT", "inc-next", false)
 	const oomTitle, oomText = "[FIRING:1] KubePodCrashLooping quasar-api", "pods OOMKilled and in CrashLoopBackOff after the cache change"
 	oomTS := history(fake, "C0INC", 1764583200, oomTitle, oomText, "rolled back the cache change, memory is flat again")
-	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": fake.APIURL(), "DATABASE_URL": dbURL}
-	args := []string{"--listen", "", "--builtin=false", "--cases", dir, "--team-cases-poll", "1h"}
 	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer wcancel()
-	a := startReplica(ctx, t, "a", envs, args...)
-	if err := fake.WaitConnected(wctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	b := startReplica(ctx, t, "b", envs, args...)
-	if err := fake.WaitConnected(wctx, 2); err != nil {
-		t.Fatal(err)
-	}
+	a, b := twoReplicas(ctx, wctx, t, fake, dbURL, dir, "1h")
 
 	id := capture(t, wctx, fake, fake.SendTo(0), "C0INC", "inc-quasar", oomTS)
 	saved := time.Now()
@@ -482,6 +463,25 @@ func TestCaptureOnOneReplicaReachesAnother(t *testing.T) {
 			t.Errorf("replica %s exited %d", name, code)
 		}
 	}
+}
+
+// twoReplicas starts replicas A and B of run on one PostgreSQL schema and
+// the case files in dir, polling team cases every poll, and waits until
+// both are connected, A first (fake.SendTo(0) reaches A, SendTo(1) B).
+// bArgs are B's own extra flags.
+func twoReplicas(ctx, wctx context.Context, t *testing.T, fake *slackfake.Server, dbURL, dir, poll string, bArgs ...string) (a, b *replica) {
+	t.Helper()
+	envs := map[string]string{"SLACK_APP_TOKEN": "xapp-1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_API_URL": fake.APIURL(), "DATABASE_URL": dbURL}
+	args := []string{"--listen", "", "--builtin=false", "--cases", dir, "--team-cases-poll", poll}
+	a = startReplica(ctx, t, "a", envs, args...)
+	if err := fake.WaitConnected(wctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	b = startReplica(ctx, t, "b", envs, append(args, bArgs...)...)
+	if err := fake.WaitConnected(wctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }
 
 // capture saves an incident channel's history as a team case through the
