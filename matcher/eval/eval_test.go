@@ -55,22 +55,7 @@ func TestQualityFloors(t *testing.T) {
 				t.Fatalf("%d cases, want at least %d", len(lib.set.Cases), lib.min)
 			}
 			l, _ := cases.NewLibrary(lib.set)
-			run := func(opts matcher.Options) eval.Metrics {
-				m, err := matcher.New(l, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
-				mt, err := eval.Run(context.Background(), m, qs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return mt
-			}
-			got := run(matcher.Options{})
-			base := run(matcher.Options{Mode: matcher.TextOnly})
-			t.Log(eval.Format(lib.name, got))
-			t.Log(eval.Format(lib.name+", baseline", base))
+			got, base := runWithBaseline(t, lib.name, l, qs)
 			if got.Hit3 < 0.85 {
 				t.Errorf("hit@3 %.3f, floor 0.85 (missed: %v)", got.Hit3, got.Misses)
 			}
@@ -85,4 +70,26 @@ func TestQualityFloors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runWithBaseline evaluates qs against lib with the matcher and with its
+// text-only baseline, and logs both under name.
+func runWithBaseline(t *testing.T, name string, lib *cases.Library, qs []eval.Query) (got, base eval.Metrics) {
+	t.Helper()
+	run := func(opts matcher.Options) eval.Metrics {
+		m, err := matcher.New(lib, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		mt, err := eval.Run(context.Background(), m, qs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mt
+	}
+	got, base = run(matcher.Options{}), run(matcher.Options{Mode: matcher.TextOnly})
+	t.Log(eval.Format(name, got))
+	t.Log(eval.Format(name+", baseline", base))
+	return got, base
 }

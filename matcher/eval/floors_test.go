@@ -1,12 +1,10 @@
 package eval_test
 
 import (
-	"context"
 	"math"
 	"testing"
 
 	"github.com/incidentbot/incidentbot/cases"
-	"github.com/incidentbot/incidentbot/matcher"
 	"github.com/incidentbot/incidentbot/matcher/eval"
 )
 
@@ -83,22 +81,7 @@ func checkFloors(t *testing.T, name, path string, f floors) {
 		t.Fatal(err)
 	}
 	lib, _ := cases.NewLibrary(set)
-	run := func(opts matcher.Options) eval.Metrics {
-		m, err := matcher.New(lib, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-		mt, err := eval.Run(context.Background(), m, qs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return mt
-	}
-	got := run(matcher.Options{})
-	base := run(matcher.Options{Mode: matcher.TextOnly})
-	t.Log(eval.Format(name, got))
-	t.Log(eval.Format(name+", baseline", base))
+	got, base := runWithBaseline(t, name, lib, qs)
 	if got.Positives < 150 || got.Chatter < 20 {
 		t.Fatalf("%d positive and %d chatter queries: the held-out set is not whole", got.Positives, got.Chatter)
 	}
