@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/incidentbot/incidentbot/internal/pgtest"
 )
 
@@ -17,13 +15,7 @@ func TestDBSchemaFlag(t *testing.T) {
 	url := pgtest.Schema(t, "dbschema")
 	name := "incidentbot_flag_test"
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+name+` CASCADE`)
-	t.Cleanup(func() { conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+name+` CASCADE`) })
+	conn := pgtest.Absent(t, url, name)
 
 	code, out, errOut := runCmd(t, "", map[string]string{"DATABASE_URL": url, "INCIDENTBOT_DB_SCHEMA": name}, "digest", "preview")
 	if code != 0 {

@@ -70,6 +70,33 @@ func Schema(t testing.TB, prefix string) string {
 	return WithSearchPath(t, base, name)
 }
 
+// Absent makes sure no schema called name exists in the database url names,
+// for a test of code that creates it, and drops it again when t ends. It
+// returns a connection to url for the test's own queries, closed when t
+// ends, after the drop.
+func Absent(t testing.TB, url, name string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("%s is set but the database cannot be reached: %v", URLEnv, err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	drop := func() error {
+		_, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+name+" CASCADE")
+		return err
+	}
+	if err := drop(); err != nil {
+		t.Fatalf("drop schema %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
+		}
+	})
+	return conn
+}
+
 // WithSearchPath adds search_path, which pgx sends as a run-time parameter,
 // to a URL or a keyword/value connection string.
 func WithSearchPath(t testing.TB, base, schema string) string {

@@ -178,13 +178,7 @@ func TestWithSchema(t *testing.T) {
 	url := schema(t) // its search_path names another schema
 	ctx := t.Context()
 	name := "incidentbot_own_" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+name+` CASCADE`)
-	t.Cleanup(func() { conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+name+` CASCADE`) })
+	conn := pgtest.Absent(t, url, name)
 	s := open(t, url, postgres.WithSchema(name))
 	defer s.Close()
 	if err := s.RecordSuggestion(ctx, store.Suggestion{Key: "k", Time: time.Now()}); err != nil {
