@@ -6,10 +6,10 @@ import (
 )
 
 // TestDispatchRefusesPerQueryOnHeldout checks that no per-query view is
-// given of either held-out set, so that nothing is tuned on their misses.
+// given of any held-out set, so that nothing is tuned on their misses.
 // The refusal comes before any query is loaded or matched.
 func TestDispatchRefusesPerQueryOnHeldout(t *testing.T) {
-	for _, set := range []string{"heldout", "heldout2"} {
+	for _, set := range []string{"heldout", "heldout2", "heldout3"} {
 		for _, tc := range []struct {
 			name          string
 			tags          string
