@@ -80,6 +80,11 @@ type model struct {
 	// Also is a second model whose tags are added to this one's (the
 	// logistic model beside naive Bayes; see tagModel), or nil.
 	Also *model
+	// TroubleW[f] is what term f of TroubleVocab adds to the log-odds
+	// that a text reports trouble (see trouble.go); empty in the second
+	// model.
+	TroubleVocab map[string]int32
+	TroubleW     []float32
 }
 
 // trainDoc is one evaluation document: a case's whole title or symptoms
@@ -113,6 +118,11 @@ type learnData struct {
 	// sentences), by fold: what the logistic model trains on (see
 	// logit.go).
 	units [learnFolds]texts
+	// trouble are the trouble model's training texts, labelled report
+	// or talk, by fold; trouble[learnFolds] the taxonomy's (see
+	// trouble.go).
+	trouble [learnFolds + 1]texts
+	tvocab  map[string]int32
 	// sets are the label sets the training texts refer to; the first
 	// taxSets are the taxonomy's, one tag each.
 	sets    [][]int32
@@ -574,10 +584,19 @@ func thresholds(docs []*trainDoc, scores []float32, t int, r rule) []float32 {
 	return theta
 }
 
-// learn trains the tag model on a library and a taxonomy.
-func learn(lib *cases.Library, tax *cases.Taxonomy) (m *model) {
+// learn trains the tag model and the trouble model on a library and a
+// taxonomy.
+func learn(lib *cases.Library, tax *cases.Taxonomy) *model {
 	d := gather(lib, tax, false)
 	d.prune()
+	m := d.learnTags()
+	d.gatherTrouble(lib, tax)
+	m.TroubleVocab, m.TroubleW = d.tvocab, d.troubleCounts(-1).weights()
+	return m
+}
+
+// learnTags trains the tag model of tagModel.
+func (d *learnData) learnTags() (m *model) {
 	switch tagModel {
 	case logitModel:
 		return d.learnLogit()

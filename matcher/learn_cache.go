@@ -15,7 +15,7 @@ import (
 
 // modelVersion changes whenever training changes, so that a model cached by
 // an older version is never reused.
-const modelVersion = "2"
+const modelVersion = "3"
 
 // modelKey names what a model was trained on: the library's indexed content
 // (the index's own key), the taxonomy's phrases and definitions, and the
@@ -87,6 +87,14 @@ func (m *model) valid() bool {
 	}
 	for _, id := range m.Vocab {
 		if id < 0 || int(id) >= len(m.Vocab) {
+			return false
+		}
+	}
+	if len(m.TroubleW) != len(m.TroubleVocab) {
+		return false
+	}
+	for _, id := range m.TroubleVocab {
+		if id < 0 || int(id) >= len(m.TroubleW) {
 			return false
 		}
 	}

@@ -48,6 +48,18 @@ type Weights struct {
 	// component (counted GateBoth): a status update says "elevated error
 	// rates for some customers using X" and little more.
 	GateHint float64 `json:"gate_hint"`
+	// GateTalk and GateReport read the trouble model (Scored.Report):
+	// below GateTalk a text reads as talk about systems, and what the
+	// learned tag model finds in it is no sign of trouble (a taxonomy
+	// phrase of a symptom still is); at GateReport or above it reads as a
+	// report of trouble, and a component it names counts GateBoth. Either
+	// is off at 0.
+	GateTalk   float64 `json:"gate_talk"`
+	GateReport float64 `json:"gate_report"`
+	// GateHush is the trouble model's probability below which a text is
+	// not answered at all, however plainly it names a symptom ("let's
+	// schedule the failover drill"); off at 0.
+	GateHush float64 `json:"gate_hush"`
 	// Floor is the score a case needs to be shown once the text is
 	// answered; Keep the share of the best case's score it needs.
 	Floor float64 `json:"floor"`
@@ -110,6 +122,9 @@ type Scored struct {
 	// SymHint is the learned model's likeliest symptom however unsure
 	// (0 to 1): a hint of trouble, not a tag.
 	SymHint float64
+	// Report is how likely the trouble model finds that the text reports
+	// trouble rather than talks about systems (0 to 1; see trouble.go).
+	Report float64
 
 	weights map[string]float64
 	qterms  []string
@@ -260,14 +275,22 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // Trouble is how surely a text reports trouble (0 to 1): the strongest
 // symptom it signals in its own words, or a component it names (counted
 // GateComponent, or GateBoth when the learned model sees a symptom at least
-// GateHint likely); what the learned model finds counts GateLearned as much
-// as a phrase. Resemblance to a case's text alone is no sign of trouble:
-// chatter shares words with write-ups too.
+// GateHint likely, or the trouble model reads the text as a report of
+// trouble); what the learned model finds counts GateLearned as much as a
+// phrase, and nothing when the text reads as talk (see GateTalk).
+// Resemblance to a case's text alone is no sign of trouble: chatter shares
+// words with write-ups too.
 func (w *Weights) Trouble(sc *Scored) float64 {
+	if sc.Report < w.GateHush {
+		return 0
+	}
+	if w.GateTalk > 0 && sc.Report < w.GateTalk {
+		return max(sc.Sym, w.GateComponent*sc.Comp)
+	}
 	sym := max(sc.Sym, w.GateLearned*sc.SymLearned)
 	comp := max(sc.Comp, w.GateLearned*sc.CompLearned)
 	t := max(sym, w.GateComponent*comp)
-	if sc.SymLearned > 0 || (w.GateHint > 0 && sc.SymHint >= w.GateHint) {
+	if sc.SymLearned > 0 || (w.GateHint > 0 && sc.SymHint >= w.GateHint) || (w.GateReport > 0 && sc.Report >= w.GateReport) {
 		// A component named beside any sign of trouble, however faint.
 		t = max(t, w.GateBoth*comp)
 	}
@@ -334,6 +357,7 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 	q := m.tagsOf(text)
 	if !resolvedNotice.MatchString(text) {
 		sc.Sym, sc.Comp, sc.SymLearned, sc.CompLearned, sc.SymHint = q.sym, q.comp, q.symL, q.compL, q.symH
+		sc.Report = m.model.trouble(unsaid(text))
 	}
 	m.neighbours(q, hits)
 	sc.weights = q.weights

@@ -1,0 +1,268 @@
+package matcher
+
+import (
+	"math"
+	"strings"
+	"unicode"
+
+	"github.com/incidentbot/incidentbot/cases"
+)
+
+// The trouble model tells a report of trouble ("checkout returns 502s since
+// 14:05") from talk about the same systems that reports none ("upgrading
+// the checkout service to 3.2 on Saturday", "can someone review my redis
+// client PR"). The tag model cannot: it learns which words go with which
+// tag, and the name of a component goes with that component's incidents
+// whether or not anything is wrong. So the answer gate asks this model,
+// apart from the tags, whether the text reads like trouble at all.
+//
+// It is learned from the library, like the tag model, so a team's own
+// cases teach it their words. A case says both kinds of thing about the
+// same systems: what responders saw (its symptoms text and how the trouble
+// was detected), and what was done and planned about them (its remediation
+// steps, action items and lessons). The first are reports of trouble; the
+// second are engineers talking about systems, upgrades, reviews and plans,
+// which is what chatter in an incident channel is. The taxonomy's symptom
+// phrases and definitions are reports of trouble too; its component phrases
+// and definitions are talk (naming a system is not a sign of trouble).
+//
+// The model is naive Bayes over the tag model's terms, presence only: each
+// word weighs the log of how much likelier it is in a report than in talk,
+// smoothed, and a word in fewer than troubleSupport training texts weighs
+// nothing. A text's score is the sum over its words, scaled down for a long
+// text as the tag model's is, and read as a probability by the logistic
+// function. Its cross-validated figures over the library's own sentences
+// are printed by `go run ./matcher/cmd/fit -trouble`.
+
+// troubleSupport is how many training texts must contain a word before it
+// weighs anything.
+const troubleSupport = 3
+
+// troubleAlpha smooths the counts.
+const troubleAlpha = 1.0
+
+// Labels of the trouble model's training texts, as label sets of
+// learnData.trouble.
+const (
+	talk   int32 = 0
+	report int32 = 1
+)
+
+// gatherTrouble adds the trouble model's training texts to d, by fold:
+// every sentence that reports trouble (symptoms text, detection, and the
+// taxonomy's symptom phrases and definitions) and every sentence of talk
+// (remediation steps, action items, lessons, and the taxonomy's component
+// phrases and definitions). It runs after prune and knows only the tag
+// model's vocabulary, which the two models share.
+func (d *learnData) gatherTrouble(lib *cases.Library, tax *cases.Taxonomy) {
+	d.tvocab = map[string]int32{}
+	seen := map[int32]bool{}
+	var feats []int32
+	put := func(text string, label int32, fold int8) {
+		for _, s := range sentences(text) {
+			feats = feats[:0]
+			clear(seen)
+			troubleTerms(s, func(term string) {
+				id, ok := d.tvocab[term]
+				if !ok {
+					id = int32(len(d.tvocab))
+					d.tvocab[strings.Clone(term)] = id
+				}
+				if !seen[id] {
+					seen[id] = true
+					feats = append(feats, id)
+				}
+			})
+			if len(feats) == 0 {
+				continue
+			}
+			k := fold
+			if k < 0 {
+				k = learnFolds
+			}
+			d.trouble[k].add(label, feats)
+		}
+	}
+	both := func(t cases.Text, label int32, fold int8) {
+		put(t.En, label, fold)
+		put(t.Ko, label, fold)
+	}
+	for kind, label := range map[cases.Kind]int32{cases.KindSymptom: report, cases.KindComponent: talk} {
+		for _, t := range tax.Tags(kind) {
+			for _, p := range t.Phrases.En {
+				put(p, label, -1)
+			}
+			for _, p := range t.Phrases.Ko {
+				put(p, label, -1)
+			}
+			both(cases.Text{En: t.Definition.En, Ko: t.Definition.Ko}, label, -1)
+		}
+	}
+	for _, c := range lib.Cases() {
+		fold := caseFold(c.ID, learnFolds)
+		both(c.SymptomsText, report, fold)
+		both(c.Detection, report, fold)
+		both(c.Lessons, talk, fold)
+		for _, s := range c.Remediation {
+			both(s.Text, talk, fold)
+		}
+		for _, s := range c.ActionItems {
+			both(s.Text, talk, fold)
+		}
+	}
+}
+
+// troubleCounts are the trouble model's counts: training texts per label,
+// and per feature and label.
+type troubleCounts struct {
+	n   [2]float64
+	per []float64 // [f*2+label]
+}
+
+func (d *learnData) troubleCounts(skip int) *troubleCounts {
+	c := &troubleCounts{per: make([]float64, 2*len(d.tvocab))}
+	for k := range d.trouble {
+		if k == skip {
+			continue
+		}
+		d.trouble[k].each(func(label int32, feats []int32) {
+			c.n[label]++
+			for _, f := range feats {
+				c.per[int(f)*2+int(label)]++
+			}
+		})
+	}
+	return c
+}
+
+// weights are each feature's log-likelihood ratio of report against talk.
+func (c *troubleCounts) weights() []float32 {
+	w := make([]float32, len(c.per)/2)
+	for f := range w {
+		t, r := c.per[2*f], c.per[2*f+1]
+		if t+r < troubleSupport {
+			continue
+		}
+		pr := (r + troubleAlpha) / (c.n[report] + 2*troubleAlpha)
+		pt := (t + troubleAlpha) / (c.n[talk] + 2*troubleAlpha)
+		w[f] = float32(max(-maxTroubleWeight, min(maxTroubleWeight, math.Log(pr/pt))))
+	}
+	return w
+}
+
+// troubleScore is the log-odds that a text with these features reports
+// trouble. Like the tag model's scores, a long text's sum is scaled down
+// to a sentence's.
+func troubleScore(w []float32, feats []int32) float64 {
+	var s float64
+	for _, f := range feats {
+		s += float64(w[f])
+	}
+	if len(feats) > sentenceFeatures {
+		s *= math.Sqrt(sentenceFeatures / float64(len(feats)))
+	}
+	return s
+}
+
+// TroubleFit is the cross-validated quality of the trouble model at one
+// probability: the share of held-out report sentences (symptoms text,
+// detection) it reads as trouble, and of held-out talk sentences
+// (remediation, action items, lessons) it does not.
+type TroubleFit struct {
+	P       float64 `json:"p"`
+	Reports int     `json:"reports"`
+	Talk    int     `json:"talk"`
+	Recall  float64 `json:"recall"` // reports read as trouble
+	Quiet   float64 `json:"quiet"`  // talk not read as trouble
+}
+
+// CrossValidateTrouble measures the trouble model on the library's own
+// sentences by k-fold cross-validation over its cases: each case's
+// sentences are scored by a model trained without the case's fold.
+func CrossValidateTrouble(lib *cases.Library, tax *cases.Taxonomy, ps []float64) []TroubleFit {
+	d := &learnData{}
+	d.gatherTrouble(lib, tax)
+	out := make([]TroubleFit, len(ps))
+	for i, p := range ps {
+		out[i].P = p
+	}
+	for k := range learnFolds {
+		w := d.troubleCounts(k).weights()
+		d.trouble[k].each(func(label int32, feats []int32) {
+			pr := sigmoid(troubleScore(w, feats))
+			for i := range out {
+				f := &out[i]
+				if label == report {
+					f.Reports++
+					if pr >= f.P {
+						f.Recall++
+					}
+				} else {
+					f.Talk++
+					if pr < f.P {
+						f.Quiet++
+					}
+				}
+			}
+		})
+	}
+	for i := range out {
+		f := &out[i]
+		f.Recall /= float64(max(f.Reports, 1))
+		f.Quiet /= float64(max(f.Talk, 1))
+	}
+	return out
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// trouble is how likely the model finds that text reports trouble (0 to
+// 1); 0.5 when the model has none.
+func (m *model) trouble(text string) float64 {
+	if m == nil || len(m.TroubleW) == 0 {
+		return 0.5
+	}
+	var feats []int32
+	seen := map[int32]bool{}
+	troubleTerms(text, func(term string) {
+		if id, ok := m.TroubleVocab[term]; ok && !seen[id] {
+			seen[id] = true
+			feats = append(feats, id)
+		}
+	})
+	return sigmoid(troubleScore(m.TroubleW, feats))
+}
+
+// when are words that say when, not what: a write-up dates what
+// responders saw, and a plan dates what will be done.
+var when = map[string]bool{
+	"monday": true, "tuesday": true, "wednesday": true, "thursday": true, "friday": true, "saturday": true, "sunday": true,
+	"january": true, "february": true, "march": true, "april": true, "may": true, "june": true, "july": true,
+	"august": true, "september": true, "october": true, "november": true, "december": true,
+	"utc": true, "pst": true, "pdt": true, "est": true, "edt": true, "kst": true, "jst": true, "am": true, "pm": true,
+	"today": true, "tonight": true, "tomorrow": true, "yesterday": true,
+}
+
+// maxTroubleWeight bounds what one word says: a word of the write-ups'
+// style rather than their content ("we", "습니다") must not decide alone.
+const maxTroubleWeight = 1.5
+
+// troubleTerms emits the trouble model's terms of a text: every Latin
+// word's stem, stop words included, and its identifier parts; Hangul
+// bigrams, whose last carries a word's ending.
+func troubleTerms(text string, emit func(string)) {
+	for _, w := range splitWords(normalize(text)) {
+		switch w.script {
+		case latin:
+			if len(w.text) > 64 || strings.ContainsFunc(w.text, unicode.IsDigit) || when[w.text] {
+				continue
+			}
+			emit(w.stem)
+			for _, p := range w.parts {
+				emit(stem(p))
+			}
+		default:
+			emitBigrams(w, func(s string, _, _ int) { emit(s) })
+		}
+	}
+}

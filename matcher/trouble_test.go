@@ -1,0 +1,62 @@
+package matcher_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
+)
+
+// TestTalkIsNotTrouble checks what the trouble model is for: plans, reviews
+// and notes about a system (which name it, and which the tag model reads
+// symptoms into) get no answer, while reports of trouble with the same
+// systems do. Without the trouble model's part of the gate the talk is
+// answered, so the test shows the part doing the work.
+func TestTalkIsNotTrouble(t *testing.T) {
+	tax := cases.DefaultTaxonomy()
+	builtin, err := cases.Builtin(tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(builtin)
+	m := newMatcher(t, lib, matcher.Options{})
+	off := matcher.DefaultWeights
+	off.GateTalk, off.GateReport, off.GateHush = 0, 0, 0
+	without := newMatcher(t, lib, matcher.Options{Weights: &off})
+	answered := func(m *matcher.Matcher, text string) bool {
+		t.Helper()
+		ans, err := m.Match(context.Background(), text, 3)
+		if err != nil {
+			t.Fatalf("Match(%q): %v", text, err)
+		}
+		return len(ans.Results) > 0
+	}
+	talk := []string{
+		"I'm adding a link to the load balancer dashboard in the on-call handbook",
+		"we plan to upgrade the redis cluster to 7.2 next week, please review the runbook",
+		"다음 주에 레디스 클러스터 7.2 업그레이드 예정입니다. 런북 리뷰 부탁드려요",
+		"결제 데이터베이스 마이그레이션 계획 문서 리뷰 부탁드립니다",
+	}
+	var caught int
+	for _, text := range talk {
+		if answered(m, text) {
+			t.Errorf("Match(%q) answered talk about a system", text)
+		}
+		if answered(without, text) {
+			caught++
+		}
+	}
+	if caught == 0 {
+		t.Error("without the trouble model no talk is answered either: the test no longer shows what the model does")
+	}
+	for _, text := range []string{
+		"the load balancer is returning 502s for every request to checkout",
+		"로드밸런서에서 결제 요청마다 502 에러가 납니다",
+		"orders service cannot reach postgres, every query times out",
+	} {
+		if !answered(m, text) {
+			t.Errorf("Match(%q) got no answer", text)
+		}
+	}
+}
