@@ -52,8 +52,8 @@ type Weights struct {
 	// below GateTalk a text reads as talk about systems, and what the
 	// learned tag model finds in it is no sign of trouble (a taxonomy
 	// phrase of a symptom still is); at GateReport or above it reads as a
-	// report of trouble, and a component it names counts GateBoth. Either
-	// is off at 0.
+	// report of trouble: a component it names counts GateBoth, and what
+	// the tag model finds counts in full. Either is off at 0.
 	GateTalk   float64 `json:"gate_talk"`
 	GateReport float64 `json:"gate_report"`
 	// GateHush is the trouble model's probability below which a text is
@@ -290,9 +290,15 @@ func (w *Weights) Trouble(sc *Scored) float64 {
 	sym := max(sc.Sym, w.GateLearned*sc.SymLearned)
 	comp := max(sc.Comp, w.GateLearned*sc.CompLearned)
 	t := max(sym, w.GateComponent*comp)
-	if sc.SymLearned > 0 || (w.GateHint > 0 && sc.SymHint >= w.GateHint) || (w.GateReport > 0 && sc.Report >= w.GateReport) {
+	if sc.SymLearned > 0 || (w.GateHint > 0 && sc.SymHint >= w.GateHint) {
 		// A component named beside any sign of trouble, however faint.
 		t = max(t, w.GateBoth*comp)
+	}
+	if w.GateReport > 0 && sc.Report >= w.GateReport {
+		// A text that reads as a report of trouble: a component it names
+		// counts GateBoth, and what the tag model finds in it counts in
+		// full.
+		t = max(t, sc.SymLearned, w.GateBoth*max(comp, sc.CompLearned))
 	}
 	return t
 }

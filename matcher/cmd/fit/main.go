@@ -58,6 +58,7 @@ func main() {
 	gateOnly := flag.Bool("gate-only", false, "with -weights: keep the ranking weights of weights.json, fit the gate and floor only")
 	queries := flag.String("queries", "matcher/testdata/eval/tuning.jsonl", "tuning queries (JSON lines)")
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
+	unanswered := flag.Bool("unanswered", false, "print the first cross-validation fold's positive queries that get no answer, and its remediation steps that get one, with their signals")
 	curve := flag.Bool("curve", false, "print the gate's answered and silence figures at each threshold, the other weights as in weights.json")
 	chatter := flag.Bool("chatter", false, "print the trouble score and signals of the tuning set's chatter (built-in library)")
 	infer := flag.String("infer", "", "print the tags the built-in library's model infers for this text")
@@ -167,6 +168,34 @@ func main() {
 			w.Gate = g
 			fs := gateFigures(scored, reach, w)
 			fmt.Printf("%.2f  %.3f %.3f %.3f   %.3f %.3f\n", g, fs[0].answered, fs[1].answered, fs[2].answered, min(fs[0].silence, fs[1].silence), fs[2].silence)
+		}
+	}
+	if *unanswered {
+		_, folds, err := sets(*queries, *library, builtin, tax)
+		if err != nil {
+			fail(err)
+		}
+		w := matcher.DefaultWeights
+		scored, err := scoreAll(folds[:1], w)
+		if err != nil {
+			fail(err)
+		}
+		reach := reachable(scored, w)
+		s := scored[0]
+		for j, q := range s.queries {
+			sc := s.scored[j]
+			tr := w.Trouble(sc)
+			if q.chatter == (reach[0][j] && tr >= w.Gate) {
+				kind := "unanswered"
+				if q.chatter {
+					kind = "answered chatter"
+				}
+				text := q.text
+				if r := []rune(text); len(r) > 160 {
+					text = string(r[:160])
+				}
+				fmt.Printf("%s: trouble %.2f reach %v sym %.2f comp %.2f symL %.2f compL %.2f report %.3f %q\n", kind, tr, reach[0][j], sc.Sym, sc.Comp, sc.SymLearned, sc.CompLearned, sc.Report, text)
+			}
 		}
 	}
 	if *weights {
@@ -607,7 +636,7 @@ func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, w
 var (
 	hushes  = []float64{0, 0.01, 0.03, 0.1}
 	talks   = []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5}
-	reports = []float64{0, 0.9, 0.95, 0.98, 0.99}
+	reports = []float64{0, 0.9, 0.95, 0.98, 0.99, 0.995}
 )
 
 // minSilence is the least silence on the tuning set's chatter, in both
