@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"slices"
 	"time"
 
 	"github.com/incidentbot/incidentbot/cases"
@@ -64,4 +65,34 @@ func SetTagModel(name string) (restore func()) {
 	old := tagModel
 	tagModel = map[string]int{"nb": nbModel, "logit": logitModel, "both": bothModels}[name]
 	return func() { tagModel = old }
+}
+
+// LearnedWeight trains the tag model on lib and returns what an English
+// word (stemmed as the index stems it) adds to the score of tag id of kind.
+func LearnedWeight(lib *cases.Library, tax *cases.Taxonomy, word string, kind cases.Kind, id string) float32 {
+	m := learn(lib, tax)
+	i := slices.Index(m.Tags, tagRef{kind, id})
+	var w float32
+	terms(word, func(term string, _, _ int) {
+		if f, ok := m.Vocab[term]; ok && i >= 0 {
+			w = m.W[int(f)*len(m.Tags)+i]
+		}
+	})
+	return w
+}
+
+// NBThresholds chooses the naive Bayes model's threshold of each of tags
+// from held-out documents: their labels (indexes into tags) and scores.
+func NBThresholds(tags []cases.Kind, labels [][]int32, scores [][]float32) []float32 {
+	refs := make([]tagRef, len(tags))
+	for i, k := range tags {
+		refs[i] = tagRef{k, string(rune('a' + i))}
+	}
+	docs := make([]*trainDoc, len(labels))
+	var flat []float32
+	for j := range labels {
+		docs[j] = &trainDoc{labels: labels[j]}
+		flat = append(flat, scores[j]...)
+	}
+	return thresholds(docs, flat, refs, nbRule)
 }

@@ -17,6 +17,12 @@ import (
 // case's tags) and on the taxonomy's phrases and definitions, so a team's
 // own cases teach it the team's words. Each tag's decision threshold is the
 // one that maximised F1 in k-fold cross-validation over the library's cases.
+//
+// A case's trigger and summary tell why it happened and what was done
+// about it: their sentences teach its components and root cause, but not
+// its symptoms. For symptoms they are left out (neither for nor against),
+// so that the words of a cause ("kafka", "config change") do not become
+// evidence of the trouble it brought.
 
 // learnFolds is the k of the cross-validation that picks each tag's
 // threshold.
@@ -31,6 +37,9 @@ const nbAlpha = 1
 // minSupport is how many documents with a tag must contain a word before
 // the word counts as evidence for the tag.
 //
+// minCases is how many of the tag's cases must have it too: one case
+// that says "zoom" in five sentences is one coincidence, not five.
+//
 // minRatio is the log of how much likelier a word must be with a tag than
 // without it to count at all: a frequent tag's documents share most common
 // words a little more often than chance, and many such words must not add
@@ -38,18 +47,27 @@ const nbAlpha = 1
 const (
 	minRatio     = 1
 	minSupport   = 3
+	minCases     = 2
 	minPrecision = 0.5
 	minEvidence  = 2
 )
+
+// symptomPrecision is the cross-validated precision a symptom's threshold
+// must reach: a symptom is what answers a message, and a word that only
+// sometimes goes with trouble ("PR", "dashboard") must not answer chatter.
+const symptomPrecision = 0.6
 
 // rule is what a tag's threshold must meet (see thresholds).
 type rule struct {
 	floor     float32
 	precision float64
 	support   int
+	// symptom is the precision a symptom's threshold must reach, when
+	// higher than precision.
+	symptom float64
 }
 
-var nbRule = rule{floor: minEvidence, precision: minPrecision, support: 2}
+var nbRule = rule{floor: minEvidence, precision: minPrecision, support: 2, symptom: symptomPrecision}
 
 // calibScale is how many log-odds above its threshold a tag's score must be
 // for the model to be about 73% sure (one logistic unit).
@@ -118,14 +136,20 @@ type learnData struct {
 	// sentences), by fold: what the logistic model trains on (see
 	// logit.go).
 	units [learnFolds]texts
+	// cases are the features of each case, by fold (the taxonomy's texts
+	// each one, in cases[learnFolds]): how many cases back a word (see
+	// minCases).
+	cases [learnFolds + 1]texts
 	// trouble are the trouble model's training texts, labelled report
 	// or talk, by fold; trouble[learnFolds] the taxonomy's (see
 	// trouble.go).
 	trouble [learnFolds + 1]texts
 	tvocab  map[string]int32
 	// sets are the label sets the training texts refer to; the first
-	// taxSets are the taxonomy's, one tag each.
+	// taxSets are the taxonomy's, one tag each. kinds are, per set, the
+	// kinds of tag its texts speak for (see setFor).
 	sets    [][]int32
+	kinds   []uint8
 	taxSets int
 	// keepText keeps the evaluation documents' text, for the report;
 	// training alone does not need it.
@@ -137,9 +161,11 @@ type learnData struct {
 	mark  []int32
 	gen   int32
 	// Scratch space of gather: an evaluation document's features, and
-	// which features it has.
-	union   []int32
-	inUnion []bool
+	// which features it has; a case's features, and which of them its
+	// symptom fields have.
+	union    []int32
+	inUnion  []bool
+	caseFeat map[int32]bool
 }
 
 // texts holds training texts compactly: each is a record of its label
@@ -205,11 +231,46 @@ func (d *learnData) tag(kind cases.Kind, id string) int32 {
 	return i
 }
 
-// set records a label set and returns its index.
+// set records a label set whose texts speak for every kind of tag, and
+// returns its index.
 func (d *learnData) set(labels []int32) int32 {
-	d.sets = append(d.sets, labels)
+	return d.setFor(labels, allKinds)
+}
+
+// setFor records the labels of the kinds in kinds (bit kindBit(k) for kind
+// k) as a label set whose texts speak for those kinds only: for the other
+// kinds' tags they are neither positive nor negative.
+func (d *learnData) setFor(labels []int32, kinds uint8) int32 {
+	var ls []int32
+	for _, l := range labels {
+		if kinds&kindBit(d.tags[l].Kind) != 0 {
+			ls = append(ls, l)
+		}
+	}
+	d.sets = append(d.sets, ls)
+	d.kinds = append(d.kinds, kinds)
 	return int32(len(d.sets) - 1)
 }
+
+// numKinds is how many kinds of tag there are; allKinds the bits of them
+// all.
+const (
+	numKinds = 3
+	allKinds = 1<<numKinds - 1
+)
+
+// kindIndex numbers the kinds of tag: symptoms, components, root causes.
+func kindIndex(k cases.Kind) int {
+	switch k {
+	case cases.KindSymptom:
+		return 0
+	case cases.KindComponent:
+		return 1
+	}
+	return 2
+}
+
+func kindBit(k cases.Kind) uint8 { return 1 << kindIndex(k) }
 
 // features returns the unique features of a text, in the order they first
 // appear, adding new ones to the vocabulary. The slice is valid until the
@@ -253,6 +314,9 @@ func (d *learnData) add(text string, set int32, fold int8) []int32 {
 		k = learnFolds
 	}
 	d.train[k].add(set, feats)
+	if fold < 0 {
+		d.cases[learnFolds].add(set, feats)
+	}
 	return feats
 }
 
@@ -301,14 +365,22 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 		if c.RootCause != "" {
 			labels = append(labels, d.tag(cases.KindRootCause, c.RootCause))
 		}
-		set := d.set(labels)
+		all := d.set(labels)
+		// Why it happened and what was done: not its symptoms.
+		why := d.setFor(labels, kindBit(cases.KindComponent)|kindBit(cases.KindRootCause))
 		fold := caseFold(c.ID, learnFolds)
+		if d.caseFeat == nil {
+			d.caseFeat = map[int32]bool{}
+		}
+		clear(d.caseFeat)
 		// Trained on sentences, not whole fields: alerts and chat are a
 		// sentence or two.
 		for _, f := range []struct {
 			t    cases.Text
 			eval bool
-		}{{c.Title, true}, {c.SymptomsText, true}, {c.Trigger, false}, {c.Detection, false}, {c.Summary, false}} {
+			set  int32
+		}{{c.Title, true, all}, {c.SymptomsText, true, all}, {c.Trigger, false, why}, {c.Detection, false, all}, {c.Summary, false, why}} {
+			set := f.set
 			for _, l := range []struct {
 				text string
 				lang cases.Lang
@@ -324,6 +396,9 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 					feats := d.add(s, set, fold)
 					if len(feats) == 0 {
 						continue
+					}
+					for _, x := range feats {
+						d.caseFeat[x] = d.caseFeat[x] || set == all
 					}
 					had = true
 					if d.keepText {
@@ -345,15 +420,33 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 				}
 				d.union = union
 				if had {
-					d.units[fold].add(set, union)
+					d.units[fold].add(all, union)
 				}
 				if had && f.eval {
 					d.docs = append(d.docs, trainDoc{feats: slices.Clone(union), labels: labels, fold: fold, lang: l.lang, text: text.String()})
 				}
 			}
 		}
+		// The case backs each of its words once: for all its tags where
+		// a field that teaches its symptoms has it, else for the others.
+		var seen, told []int32
+		for x, sym := range d.caseFeat {
+			if sym {
+				seen = append(seen, x)
+			} else {
+				told = append(told, x)
+			}
+		}
+		slices.Sort(seen)
+		slices.Sort(told)
+		if len(seen) > 0 {
+			d.cases[fold].add(all, seen)
+		}
+		if len(told) > 0 && len(d.sets[why]) > 0 {
+			d.cases[fold].add(why, told)
+		}
 	}
-	d.feats, d.mark, d.union, d.inUnion = nil, nil, nil, nil
+	d.feats, d.mark, d.union, d.inUnion, d.caseFeat = nil, nil, nil, nil, nil
 	return d
 }
 
@@ -381,27 +474,45 @@ func sentences(text string) []string {
 }
 
 // counts are the sufficient statistics of the model: how many documents
-// carry each tag, and how many of them contain each feature.
+// carry each tag, how many of them contain each feature, and how many cases
+// do. Documents are counted per kind of tag they speak for (see setFor).
 type counts struct {
-	n   int32   // documents
-	nt  []int32 // per tag
-	df  []int32 // per feature
-	pos []int32 // [f*T+t]
+	n    [numKinds]int32 // documents, per kind
+	nt   []int32         // per tag
+	df   []int32         // [f*numKinds+kind]
+	pos  []int32         // [f*T+t]
+	sup  []int32         // [f*T+t]: cases
+	kind []uint8         // per tag: its kindIndex
 }
 
-func newCounts(v, t int) *counts {
-	return &counts{nt: make([]int32, t), df: make([]int32, v), pos: make([]int32, v*t)}
+func newCounts(v int, tags []tagRef) *counts {
+	t := len(tags)
+	c := &counts{nt: make([]int32, t), df: make([]int32, v*numKinds), pos: make([]int32, v*t), sup: make([]int32, v*t), kind: make([]uint8, t)}
+	for i, r := range tags {
+		c.kind[i] = uint8(kindIndex(r.Kind))
+	}
+	return c
 }
 
-// add adds (sign 1) or takes away (-1) a training text.
-func (c *counts) add(feats, labels []int32, sign int32) {
+// add adds (sign 1) or takes away (-1) a training text that speaks for
+// the kinds of tag in kinds.
+func (c *counts) add(feats, labels []int32, kinds uint8, sign int32) {
 	t := len(c.nt)
-	c.n += sign
+	for k := range numKinds {
+		if kinds&(1<<k) != 0 {
+			c.n[k] += sign
+		}
+	}
 	for _, l := range labels {
 		c.nt[l] += sign
 	}
 	for _, f := range feats {
-		c.df[f] += sign
+		df := c.df[int(f)*numKinds:]
+		for k := range numKinds {
+			if kinds&(1<<k) != 0 {
+				df[k] += sign
+			}
+		}
 		row := c.pos[int(f)*t:]
 		for _, l := range labels {
 			row[l] += sign
@@ -411,14 +522,31 @@ func (c *counts) add(feats, labels []int32, sign int32) {
 
 // addTexts adds or takes away the training texts of s.
 func (c *counts) addTexts(d *learnData, s *texts, sign int32) {
-	s.each(func(set int32, feats []int32) { c.add(feats, d.sets[set], sign) })
+	s.each(func(set int32, feats []int32) { c.add(feats, d.sets[set], d.kinds[set], sign) })
+}
+
+// addCases adds or takes away the cases of s.
+func (c *counts) addCases(d *learnData, s *texts, sign int32) {
+	t := len(c.nt)
+	s.each(func(set int32, feats []int32) {
+		labels := d.sets[set]
+		for _, f := range feats {
+			row := c.sup[int(f)*t:]
+			for _, l := range labels {
+				row[l] += sign
+			}
+		}
+	})
 }
 
 // totals counts every training text.
 func (d *learnData) totals() *counts {
-	c := newCounts(len(d.df), len(d.tags))
+	c := newCounts(len(d.df), d.tags)
 	for k := range d.train {
 		c.addTexts(d, &d.train[k], 1)
+	}
+	for k := range d.cases {
+		c.addCases(d, &d.cases[k], 1)
 	}
 	return c
 }
@@ -429,13 +557,14 @@ func (d *learnData) totals() *counts {
 // tag is counted, so a text with no known word gets no tag.
 func (c *counts) row(f int, out []float32) {
 	t := len(c.nt)
-	n := float64(c.n)
-	df := float64(c.df[f])
 	for i, p := range c.pos[f*t : f*t+t] {
+		k := int(c.kind[i])
+		n := float64(c.n[k])
+		df := float64(c.df[f*numKinds+k])
 		nt := float64(c.nt[i])
 		pp := (float64(p) + nbAlpha) / (nt + 2*nbAlpha)
 		q := (df - float64(p) + nbAlpha) / (n - nt + 2*nbAlpha)
-		if p < minSupport {
+		if p < minSupport || c.sup[f*t+i] < minCases {
 			// Too few examples to tell a pattern from chance.
 			out[i] = 0
 			continue
@@ -447,7 +576,7 @@ func (c *counts) row(f int, out []float32) {
 // weights turns counts into the model's W and B.
 func (c *counts) weights(w, b []float32) {
 	t := len(c.nt)
-	for f := range c.df {
+	for f := range len(c.df) / numKinds {
 		c.row(f, w[f*t:f*t+t])
 	}
 	for i := range b {
@@ -488,15 +617,17 @@ func (d *learnData) cvScores(total *counts) (docs []*trainDoc, scores []float32)
 	v := len(d.df)
 	w := make([]float32, v*t)
 	b := make([]float32, t)
-	fold := newCounts(v, t)
+	fold := newCounts(v, d.tags)
 	docs = make([]*trainDoc, 0, len(d.docs))
 	scores = make([]float32, 0, len(d.docs)*t)
 	for k := 0; k < learnFolds; k++ {
 		copy(fold.pos, total.pos)
+		copy(fold.sup, total.sup)
 		copy(fold.df, total.df)
 		copy(fold.nt, total.nt)
 		fold.n = total.n
 		fold.addTexts(d, &d.train[k], -1)
+		fold.addCases(d, &d.cases[k], -1)
 		var held []*trainDoc
 		for i := range d.docs {
 			if doc := &d.docs[i]; int(doc.fold) == k {
@@ -533,7 +664,8 @@ func (d *learnData) cvScores(total *counts) (docs []*trainDoc, scores []float32)
 // r says how sure it must be: the least score a threshold may be, the
 // cross-validated precision it must reach, the held-out documents a tag
 // needs.
-func thresholds(docs []*trainDoc, scores []float32, t int, r rule) []float32 {
+func thresholds(docs []*trainDoc, scores []float32, tags []tagRef, r rule) []float32 {
+	t := len(tags)
 	theta := make([]float32, t)
 	type sd struct {
 		s   float32
@@ -541,6 +673,10 @@ func thresholds(docs []*trainDoc, scores []float32, t int, r rule) []float32 {
 	}
 	col := make([]sd, len(docs))
 	for i := 0; i < t; i++ {
+		precision := r.precision
+		if tags[i].Kind == cases.KindSymptom {
+			precision = max(precision, r.symptom)
+		}
 		npos := 0
 		for j, doc := range docs {
 			p := slices.Contains(doc.labels, int32(i))
@@ -563,8 +699,8 @@ func thresholds(docs []*trainDoc, scores []float32, t int, r rule) []float32 {
 				continue
 			}
 			// The model is one voice among several: it claims a tag only
-			// where it was right at least r.precision of the time.
-			if float64(tp) < r.precision*float64(j+1) || x.s < r.floor {
+			// where it was right at least precision of the time.
+			if float64(tp) < precision*float64(j+1) || x.s < r.floor {
 				continue
 			}
 			f1 := 2 * float64(tp) / float64(j+1+npos)
@@ -608,7 +744,7 @@ func (d *learnData) learnTags() (m *model) {
 	total := d.totals()
 	docs, scores := d.cvScores(total)
 	m = &model{Tags: d.tags, Vocab: d.vocab, W: make([]float32, len(d.df)*t), B: make([]float32, t)}
-	m.Theta = thresholds(docs, scores, t, nbRule)
+	m.Theta = thresholds(docs, scores, d.tags, nbRule)
 	total.weights(m.W, m.B)
 	return m
 }
@@ -639,6 +775,9 @@ func (d *learnData) prune() {
 	}
 	for k := range d.units {
 		d.units[k].remap(remap)
+	}
+	for k := range d.cases {
+		d.cases[k].remap(remap)
 	}
 	for i := range d.docs {
 		doc := &d.docs[i]

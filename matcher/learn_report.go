@@ -26,12 +26,11 @@ type TagF1 struct {
 func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 	d := gather(lib, tax, true)
 	d.prune()
-	t := len(d.tags)
 	// Both models score the same documents in the same order.
 	docs, nbScores := d.cvScores(d.totals())
 	_, lrScores := d.cvScoresLogit(nil)
-	nb := nestedTags(docs, nbScores, t, nbRule)
-	lr := nestedTags(docs, lrScores, t, logitRule)
+	nb := nestedTags(docs, nbScores, d.tags, nbRule)
+	lr := nestedTags(docs, lrScores, d.tags, logitRule)
 	ext := NewExtractor(tax)
 	type key struct {
 		kind   cases.Kind
@@ -133,7 +132,8 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 
 // nestedTags gives each document the tags whose cross-validated score
 // passes a threshold chosen on the other folds' documents only.
-func nestedTags(docs []*trainDoc, scores []float32, t int, r rule) []map[int32]bool {
+func nestedTags(docs []*trainDoc, scores []float32, tags []tagRef, r rule) []map[int32]bool {
+	t := len(tags)
 	out := make([]map[int32]bool, len(docs))
 	for k := 0; k < learnFolds; k++ {
 		var trainDocs []*trainDoc
@@ -144,7 +144,7 @@ func nestedTags(docs []*trainDoc, scores []float32, t int, r rule) []map[int32]b
 				trainScores = append(trainScores, scores[j*t:j*t+t]...)
 			}
 		}
-		theta := thresholds(trainDocs, trainScores, t, r)
+		theta := thresholds(trainDocs, trainScores, tags, r)
 		for j, doc := range docs {
 			if int(doc.fold) != k {
 				continue

@@ -1,10 +1,13 @@
 package matcher_test
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher"
 )
 
@@ -56,5 +59,96 @@ func TestTextsRemap(t *testing.T) {
 		if !slices.Equal(got[i], want) {
 			t.Fatalf("text %d: got %d values %v..., want %d values %v...", i, len(got[i]), got[i][:min(5, len(got[i]))], len(want), want[:min(5, len(want))])
 		}
+	}
+}
+
+// tagCase is a case of the synthetic libraries below.
+func tagCase(id, symptom, component, cause, symptoms, summary string) *cases.Case {
+	return &cases.Case{
+		ID:           id,
+		Title:        cases.Text{En: "Incident " + id},
+		SymptomsText: cases.Text{En: symptoms},
+		Summary:      cases.Text{En: summary},
+		Symptoms:     []string{symptom},
+		Components:   []string{component},
+		RootCause:    cause,
+	}
+}
+
+// twoKinds is a library of two kinds of incident, six cases each; every
+// queue incident's summary tells of the quokka setting that caused it.
+func twoKinds(extra ...*cases.Case) *cases.Library {
+	var cs []*cases.Case
+	for i := range 6 {
+		cs = append(cs,
+			tagCase(fmt.Sprintf("queue-%d", i), "queue-backlog", "api-gateway", "config-change",
+				"Messages piled up in the queue for hours and consumers fell behind.",
+				"Someone changed the quokka setting on the gateway. Engineers reverted the quokka setting after an hour."),
+			tagCase(fmt.Sprintf("slow-%d", i), "high-latency", "cdn", "hardware-failure",
+				"Pages loaded slowly for visitors in Europe.",
+				"A failed disk in an edge server slowed every response. The server was replaced."))
+	}
+	lib, _ := cases.NewLibrary(&cases.Set{Name: "test", Cases: append(cs, extra...)})
+	return lib
+}
+
+// A case's summary tells why it happened: its words teach the case's root
+// cause and components, not its symptoms. Seen failing with the summary
+// labelled with every tag of its case.
+func TestSummaryTeachesNoSymptoms(t *testing.T) {
+	lib, tax := twoKinds(), cases.DefaultTaxonomy()
+	if w := matcher.LearnedWeight(lib, tax, "quokka", cases.KindSymptom, "queue-backlog"); w != 0 {
+		t.Errorf("quokka, from summaries only, weighs %v for queue-backlog", w)
+	}
+	if w := matcher.LearnedWeight(lib, tax, "quokka", cases.KindRootCause, "config-change"); w <= 0 {
+		t.Errorf("quokka weighs %v for config-change, want > 0", w)
+	}
+	if w := matcher.LearnedWeight(lib, tax, "piled", cases.KindSymptom, "queue-backlog"); w <= 0 {
+		t.Errorf("piled, from symptoms texts, weighs %v for queue-backlog, want > 0", w)
+	}
+}
+
+// A word that one case says again and again is one case's coincidence, not
+// evidence. Seen failing with minCases 1.
+func TestOneCaseIsNoEvidence(t *testing.T) {
+	tax := cases.DefaultTaxonomy()
+	wombat := "The wombat dashboard went red. The wombat alarm paged the team. Operators saw the wombat queue grow. Nobody knew the wombat job had stopped."
+	one := twoKinds(tagCase("queue-wombat-1", "queue-backlog", "api-gateway", "config-change", wombat, "A setting was changed."))
+	if w := matcher.LearnedWeight(one, tax, "wombat", cases.KindComponent, "api-gateway"); w != 0 {
+		t.Errorf("wombat, in one case, weighs %v for api-gateway", w)
+	}
+	two := twoKinds(
+		tagCase("queue-wombat-1", "queue-backlog", "api-gateway", "config-change", wombat, "A setting was changed."),
+		tagCase("queue-wombat-2", "queue-backlog", "api-gateway", "config-change", wombat, "A setting was changed."))
+	if w := matcher.LearnedWeight(two, tax, "wombat", cases.KindComponent, "api-gateway"); w <= 0 {
+		t.Errorf("wombat, in two cases, weighs %v for api-gateway, want > 0", w)
+	}
+}
+
+// A symptom answers a message, so its threshold must be surer than other
+// tags': right 0.5 of the time is enough for a component, not for a
+// symptom. Seen failing with the symptom precision at 0.5.
+func TestSymptomThresholdIsSurer(t *testing.T) {
+	kinds := []cases.Kind{cases.KindSymptom, cases.KindComponent}
+	var labels [][]int32
+	var scores [][]float32
+	for j := range 12 {
+		s := float32(1)
+		var l []int32
+		if j < 4 { // four texts score 5; half of them have both tags
+			s = 5
+			if j < 2 {
+				l = []int32{0, 1}
+			}
+		}
+		labels = append(labels, l)
+		scores = append(scores, []float32{s, s})
+	}
+	theta := matcher.NBThresholds(kinds, labels, scores)
+	if !math.IsInf(float64(theta[0]), 1) {
+		t.Errorf("symptom threshold %v at precision 0.5, want none", theta[0])
+	}
+	if math.IsInf(float64(theta[1]), 1) || theta[1] > 5 {
+		t.Errorf("component threshold %v, want one at or below 5", theta[1])
 	}
 }

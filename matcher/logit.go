@@ -269,6 +269,6 @@ func (d *learnData) learnLogit() *model {
 	m := &model{Tags: d.tags, Vocab: d.vocab, W: make([]float32, len(d.df)*t), B: make([]float32, t),
 		Calib: logitCalib, MinWeight: logitMinWeight}
 	docs, scores := d.cvScoresLogit(m.W)
-	m.Theta = thresholds(docs, scores, t, logitRule)
+	m.Theta = thresholds(docs, scores, d.tags, logitRule)
 	return m
 }
