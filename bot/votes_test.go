@@ -154,14 +154,14 @@ func TestHelpfulVoteLiftsCase(t *testing.T) {
 	for _, tc := range []struct {
 		name, text, note string
 	}{
-		{"en", "", "marked helpful 2× for similar alerts"}, // the Grafana alert
+		{"en", "", "marked helpful 2× for similar alerts"}, // the Datadog alert
 		{"ko", "카프카 컨슈머 랙이 계속 늘고 알림 발송이 지연됩니다", "비슷한 알림에서 도움이 됨으로 2번 표시됨"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := start(t, withStore(openSQLite(t), "replica-a"))
 			send := func(channel string) slackfake.Call {
 				if tc.text == "" {
-					return h.answer("grafana", channel)
+					return h.answer("datadog", channel)
 				}
 				return h.message(channel, tc.text)
 			}
