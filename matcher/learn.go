@@ -133,8 +133,8 @@ type learnData struct {
 	// by fold; train[learnFolds] the taxonomy's, never held out.
 	train [learnFolds + 1]texts
 	// units are the cases' whole fields (the union of a field's
-	// sentences), by fold: what the logistic model trains on (see
-	// logit.go).
+	// sentences), by fold, labelled as the field's sentences are: what
+	// the logistic model trains on (see logit.go).
 	units [learnFolds]texts
 	// cases are the features of each case, by fold (the taxonomy's texts
 	// each one, in cases[learnFolds]): how many cases back a word (see
@@ -420,7 +420,7 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 				}
 				d.union = union
 				if had {
-					d.units[fold].add(all, union)
+					d.units[fold].add(set, union)
 				}
 				if had && f.eval {
 					d.docs = append(d.docs, trainDoc{feats: slices.Clone(union), labels: labels, fold: fold, lang: l.lang, text: text.String()})

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/incidentbot/incidentbot/cases"
+
 	"github.com/incidentbot/incidentbot/matcher"
 )
 
@@ -92,5 +94,26 @@ func TestBothModelsAddTags(t *testing.T) {
 	}
 	if !differ {
 		t.Error("the logistic model added no tag to any text: the test texts no longer tell the models apart")
+	}
+}
+
+// The logistic model leaves a case's summary out of its symptoms' training,
+// as naive Bayes does: a word of summaries only moves no symptom's weight,
+// for or against. Seen failing with every unit moving every kind's
+// weights (quokka then weighs against queue-backlog).
+func TestLogitSummaryTeachesNoSymptoms(t *testing.T) {
+	defer matcher.SetTagModel("logit")()
+	lib, tax := twoKinds(), cases.DefaultTaxonomy()
+	if w := matcher.LearnedWeight(lib, tax, "quokka", cases.KindSymptom, "queue-backlog"); w != 0 {
+		t.Errorf("quokka, from summaries only, weighs %v for queue-backlog", w)
+	}
+	if w := matcher.LearnedWeight(lib, tax, "quokka", cases.KindSymptom, "high-latency"); w != 0 {
+		t.Errorf("quokka, from summaries only, weighs %v for high-latency", w)
+	}
+	if w := matcher.LearnedWeight(lib, tax, "quokka", cases.KindRootCause, "config-change"); w <= 0 {
+		t.Errorf("quokka weighs %v for config-change, want > 0", w)
+	}
+	if w := matcher.LearnedWeight(lib, tax, "piled", cases.KindSymptom, "queue-backlog"); w <= 0 {
+		t.Errorf("piled, from symptoms texts, weighs %v for queue-backlog, want > 0", w)
 	}
 }
