@@ -24,7 +24,7 @@ type floors struct {
 // such floor says so, and README "How matching works" gives the figure.
 var heldoutFloors = floors{
 	ndcgOverBaseline: 0.15,
-	hit3:             0.83, // measured 0.847 on the 794-case library less 0.02; target 0.85 (met at 518 cases, 0.876)
+	hit3:             0.845, // measured 0.865 with the trouble model less 0.02; target 0.85 (met at 518 cases, 0.876)
 	styleHit3: map[string]float64{
 		"alert":  0.70,
 		"chat":   0.70,
@@ -49,16 +49,37 @@ var heldoutFloors = floors{
 // English gap, which is a ceiling, the measured gap plus 0.02).
 var heldout2Floors = floors{
 	ndcgOverBaseline: 0.15,  // target; measured 0.804 against 0.549
-	hit3:             0.786, // measured 0.806 less 0.02; target 0.85
+	hit3:             0.843, // measured 0.863 on its third run (trouble model) less 0.02; target 0.85
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.800
 		"chat":   0.70, // target; measured 0.820
 		"report": 0.70, // target; measured 0.811
 		"status": 0.70, // target; measured 0.788
 	},
-	answered: 0.855, // measured 0.875 less 0.02; target 0.90
-	silence:  0.851, // measured 0.871 less 0.02; target 0.95
-	koEnGap:  0.09,  // measured 0.070 (ko 0.850, en 0.780) plus 0.02; target 0.05
+	answered: 0.90,  // target; measured 0.919 on its third run (0.875 on its first)
+	silence:  0.883, // measured 0.903 on its third run less 0.02 (0.871 on its first); target 0.95
+	koEnGap:  0.107, // measured 0.087 on its third run (ko 0.917, en 0.830) plus 0.02; target 0.05
+}
+
+// heldout3Floors hold the third held-out set. It was written before the
+// trouble model and frozen before the matcher was run on it; its figures
+// were taken twice, in aggregate only: on the matcher before that change
+// (commit 4b00bd1) and on the matcher after it (a0cc2ec), and chose
+// nothing (README "Third held-out set"). Targets met are held as targets;
+// the others at the second figure less 0.02 (for the Korean and English
+// gap, the measured gap plus 0.02).
+var heldout3Floors = floors{
+	ndcgOverBaseline: 0.15,  // target; measured 0.808 against 0.546
+	hit3:             0.779, // measured 0.799 less 0.02; target 0.85
+	styleHit3: map[string]float64{
+		"alert":  0.70,  // target; measured 0.767
+		"chat":   0.70,  // target; measured 0.904
+		"report": 0.70,  // target; measured 0.833
+		"status": 0.638, // measured 0.658 less 0.02; target 0.70
+	},
+	answered: 0.873, // measured 0.893 less 0.02; target 0.90
+	silence:  0.897, // measured 0.917 less 0.02; target 0.95
+	koEnGap:  0.103, // measured 0.083 (ko 0.844, en 0.761) plus 0.02; target 0.05
 }
 
 // TestHeldoutFloors holds the matcher's quality on the frozen held-out set,
@@ -71,6 +92,12 @@ func TestHeldoutFloors(t *testing.T) {
 // held-out set, against the built-in library.
 func TestHeldout2Floors(t *testing.T) {
 	checkFloors(t, "held-out 2", heldout2Path, heldout2Floors)
+}
+
+// TestHeldout3Floors holds the matcher's quality on the third frozen
+// held-out set, against the built-in library.
+func TestHeldout3Floors(t *testing.T) {
+	checkFloors(t, "held-out 3", heldout3Path, heldout3Floors)
 }
 
 // checkFloors measures the matcher and the text-only baseline on the
