@@ -4,8 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/incidentbot/incidentbot/cases"
-
 	"github.com/incidentbot/incidentbot/matcher"
 )
 
@@ -103,17 +101,5 @@ func TestBothModelsAddTags(t *testing.T) {
 // weights (quokka then weighs against queue-backlog).
 func TestLogitSummaryTeachesNoSymptoms(t *testing.T) {
 	defer matcher.SetTagModel("logit")()
-	lib, tax := twoKinds(), cases.DefaultTaxonomy()
-	if w := matcher.LearnedWeight(lib, tax, "quokka", cases.KindSymptom, "queue-backlog"); w != 0 {
-		t.Errorf("quokka, from summaries only, weighs %v for queue-backlog", w)
-	}
-	if w := matcher.LearnedWeight(lib, tax, "quokka", cases.KindSymptom, "high-latency"); w != 0 {
-		t.Errorf("quokka, from summaries only, weighs %v for high-latency", w)
-	}
-	if w := matcher.LearnedWeight(lib, tax, "quokka", cases.KindRootCause, "config-change"); w <= 0 {
-		t.Errorf("quokka weighs %v for config-change, want > 0", w)
-	}
-	if w := matcher.LearnedWeight(lib, tax, "piled", cases.KindSymptom, "queue-backlog"); w <= 0 {
-		t.Errorf("piled, from symptoms texts, weighs %v for queue-backlog, want > 0", w)
-	}
+	checkSummaryTeachesNoSymptoms(t, "high-latency")
 }

@@ -22,14 +22,18 @@ const heldoutPath = "../testdata/eval/heldout.jsonl"
 const heldoutSHA256 = "20dd09f15e180486bc9d523ee123a292a945b51b105bc46c6e364c07a5d7d235"
 
 // TestHeldoutFrozen fails when the held-out set changes.
-func TestHeldoutFrozen(t *testing.T) {
-	data, err := os.ReadFile(heldoutPath)
+func TestHeldoutFrozen(t *testing.T) { checkFrozen(t, heldoutPath, heldoutSHA256) }
+
+// checkFrozen fails when the file at path does not have the SHA-256 sum.
+func checkFrozen(t *testing.T, path, sum string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(data)
-	if got := hex.EncodeToString(sum[:]); got != heldoutSHA256 {
-		t.Fatalf("%s has SHA-256 %s, pinned %s: the held-out set is frozen; write a new set instead of editing it", heldoutPath, got, heldoutSHA256)
+	got := sha256.Sum256(data)
+	if hex.EncodeToString(got[:]) != sum {
+		t.Fatalf("%s has SHA-256 %s, pinned %s: the held-out set is frozen; write a new set instead of editing it", path, hex.EncodeToString(got[:]), sum)
 	}
 }
 
@@ -144,16 +148,7 @@ const (
 const heldout2SHA256 = "fdc9a5dfb5df992edb41685759b07fa376bec8fd80572cb37823aa67840f09df"
 
 // TestHeldout2Frozen fails when the second held-out set changes.
-func TestHeldout2Frozen(t *testing.T) {
-	data, err := os.ReadFile(heldout2Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	if got := hex.EncodeToString(sum[:]); got != heldout2SHA256 {
-		t.Fatalf("%s has SHA-256 %s, pinned %s: the held-out set is frozen; write a new set instead of editing it", heldout2Path, got, heldout2SHA256)
-	}
-}
+func TestHeldout2Frozen(t *testing.T) { checkFrozen(t, heldout2Path, heldout2SHA256) }
 
 // TestHeldout2WellFormed checks the second held-out set as the first, with
 // at least 160 queries, and that it shares no query text with the first
@@ -201,16 +196,7 @@ const heldout3Path = "../testdata/eval/heldout3.jsonl"
 const heldout3SHA256 = "7ec08231bc5351cfb2b1637326ec4cfba792d0d55ae0c7709280db244b79e68e"
 
 // TestHeldout3Frozen fails when the third held-out set changes.
-func TestHeldout3Frozen(t *testing.T) {
-	data, err := os.ReadFile(heldout3Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(data)
-	if got := hex.EncodeToString(sum[:]); got != heldout3SHA256 {
-		t.Fatalf("%s has SHA-256 %s, pinned %s: the held-out set is frozen; write a new set instead of editing it", heldout3Path, got, heldout3SHA256)
-	}
-}
+func TestHeldout3Frozen(t *testing.T) { checkFrozen(t, heldout3Path, heldout3SHA256) }
 
 // TestHeldout3WellFormed checks the third held-out set as the first, with
 // at least 200 queries, and that it shares no query text with the other
