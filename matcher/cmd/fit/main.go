@@ -553,49 +553,24 @@ func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, w
 	fmt.Println("gate: threshold, component weight -> answered (tuning/test, tuning/built-in, cv) and silence")
 	reach := reachable(scored, best)
 	bestAns := -1.0
-	// Two rules are set, not fitted: a component named beside any sign of
-	// trouble counts in full (gate_both 1), and the gate is at most 0.75,
-	// what one taxonomy phrase of a symptom scores, so that an alert or a
-	// message that names its trouble is answered. Without them the tuning
-	// set's chatter that names components (review requests, upgrade plans,
-	// drills) pushes the gate above a phrase and silences real trouble.
-	for _, gh := range []float64{0, 0.3} {
-		for _, gq := range hushes {
-			for _, gt := range talks {
-				for _, gr := range reports {
-					for _, gb := range []float64{1} {
-						for _, gl := range []float64{0, 0.6, 0.8, 1} {
-							for _, gc := range []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1} {
-								// Exact hundredths: a phrase's trouble is 0.75 exactly, and
-								// the gate written to weights.json must be the one measured.
-								for gi := 30; gi <= 75; gi++ {
-									g := float64(gi) / 100
-									w := best
-									w.Gate, w.GateComponent, w.GateLearned, w.GateBoth, w.GateHint, w.GateTalk, w.GateReport, w.GateHush = g, gc, gl, gb, gh, gt, gr, gq
-									fs := gateFigures(scored, reach, w)
-									sil := min(fs[0].silence, fs[1].silence)
-									ans := (fs[0].answered + fs[1].answered + fs[2].answered) / 3
-									// Remediation steps are weak negatives: they name the trouble
-									// they fixed, and in an incident channel similar cases beside
-									// them do little harm. They count a tenth.
-									quiet := 0.9*sil + 0.1*fs[2].silence
-									if gi%5 == 0 && *verbose {
-										fmt.Printf("  gate %.2f hint %.1f talk %.2f report %.2f both %.1f learned %.1f component %.1f: answered %.3f %.3f %.3f silence %.3f, on remediation %.3f\n", g, gh, gt, gr, gb, gl, gc, fs[0].answered, fs[1].answered, fs[2].answered, sil, fs[2].silence)
-									}
-									if sil >= minSilence && ans+quiet > bestAns+1e-9 {
-										bestAns = ans + quiet
-										best.Gate, best.GateComponent, best.GateLearned, best.GateBoth, best.GateHint, best.GateTalk, best.GateReport, best.GateHush = g, gc, gl, gb, gh, gt, gr, gq
-										fmt.Printf("  better: hush %.2f gate %.2f hint %.1f talk %.2f report %.2f both %.1f learned %.1f component %.1f: answered %.3f %.3f %.3f silence %.3f %.3f, on remediation %.3f\n", gq, g, gh, gt, gr, gb, gl, gc, fs[0].answered, fs[1].answered, fs[2].answered, fs[0].silence, fs[1].silence, fs[2].silence)
-									}
-								}
-							}
-						}
-					}
-				}
-			}
+	for _, w := range gateGrid(best) {
+		fs := gateFigures(scored, reach, w)
+		sil := min(fs[0].silence, fs[1].silence)
+		ans := (fs[0].answered + fs[1].answered + fs[2].answered) / 3
+		// Remediation steps are weak negatives: they name the trouble
+		// they fixed, and in an incident channel similar cases beside
+		// them do little harm. They count a tenth.
+		quiet := 0.9*sil + 0.1*fs[2].silence
+		if *verbose && int(math.Round(w.Gate*100))%5 == 0 {
+			fmt.Printf("  %s: answered %.3f %.3f %.3f silence %.3f, on remediation %.3f\n", gateString(w), fs[0].answered, fs[1].answered, fs[2].answered, sil, fs[2].silence)
+		}
+		if sil >= minSilence && ans+quiet > bestAns+1e-9 {
+			bestAns = ans + quiet
+			best = w
+			fmt.Printf("  better: %s: answered %.3f %.3f %.3f silence %.3f %.3f, on remediation %.3f\n", gateString(w), fs[0].answered, fs[1].answered, fs[2].answered, fs[0].silence, fs[1].silence, fs[2].silence)
 		}
 	}
-	fmt.Printf("gate chosen: hush %.2f, %.2f hint %.1f talk %.2f report %.2f both %.1f learned %.1f component %.1f\n", best.GateHush, best.Gate, best.GateHint, best.GateTalk, best.GateReport, best.GateBoth, best.GateLearned, best.GateComponent)
+	fmt.Printf("gate chosen: %s\n", gateString(best))
 	// The floor and the share of the best case's score a shown case needs:
 	// the setting with the best F1 of hit@3 and the precision of what is
 	// shown (a shown case that shares no tag with the query is noise).
@@ -638,6 +613,43 @@ var (
 	talks   = []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5}
 	reports = []float64{0, 0.9, 0.95, 0.98, 0.99, 0.995}
 )
+
+// gateGrid is every setting of the gate the fit tries, the other weights
+// as in w. Two rules are set, not fitted: a component named beside any sign
+// of trouble counts in full (gate_both 1), and the gate is at most 0.75,
+// what one taxonomy phrase of a symptom scores, so that an alert or a
+// message that names its trouble is answered. Without them the tuning
+// set's chatter that names components (review requests, upgrade plans,
+// drills) pushes the gate above a phrase and silences real trouble. The
+// gate is in exact hundredths: a phrase's trouble is 0.75 exactly, and
+// the gate written to weights.json must be the one measured.
+func gateGrid(w matcher.Weights) []matcher.Weights {
+	var out []matcher.Weights
+	for _, w.GateHint = range []float64{0, 0.3} {
+		for _, w.GateHush = range hushes {
+			for _, w.GateTalk = range talks {
+				for _, w.GateReport = range reports {
+					w.GateBoth = 1
+					for _, w.GateLearned = range []float64{0, 0.6, 0.8, 1} {
+						for _, w.GateComponent = range []float64{0.5, 0.6, 0.7, 0.8, 0.9, 1} {
+							for gi := 30; gi <= 75; gi++ {
+								w.Gate = float64(gi) / 100
+								out = append(out, w)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// gateString describes the gate of w.
+func gateString(w matcher.Weights) string {
+	return fmt.Sprintf("hush %.2f gate %.2f hint %.1f talk %.2f report %.2f both %.1f learned %.1f component %.1f",
+		w.GateHush, w.Gate, w.GateHint, w.GateTalk, w.GateReport, w.GateBoth, w.GateLearned, w.GateComponent)
+}
 
 // minSilence is the least silence on the tuning set's chatter, in both
 // libraries, that the gate may have.
