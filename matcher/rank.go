@@ -143,6 +143,7 @@ type queryTags struct {
 	symL    float64             // strongest symptom the learned model finds
 	compL   float64             // strongest component the learned model finds
 	symH    float64             // likeliest symptom of the learned model, however unsure
+	report  float64             // how likely the trouble model finds a report of trouble
 }
 
 func (q *queryTags) put(kind cases.Kind, id string, w float64, phrase string) {
@@ -172,12 +173,13 @@ func (q *queryTags) cause(id string, p float64, evidence []string) {
 const hintProb = 0.2
 
 // tagsOf reads the tags a text signals by itself: taxonomy phrases and the
-// learned model. Clauses that deny an impact ("no data was lost") say
+// learned model; and how surely the trouble model reads it as a report. Clauses that deny an impact ("no data was lost") say
 // nothing (see unsaid).
 func (m *Matcher) tagsOf(text string) *queryTags {
 	w := m.opts.Weights
 	q := &queryTags{weights: map[string]float64{}, causes: map[string]float64{}, signals: map[string]*Signal{}, evid: map[string][]string{}}
 	text = unsaid(text)
+	q.report = m.model.trouble(text)
 	for _, s := range m.ext.Extract(text) {
 		conf := min(1, 0.5+0.25*s.Weight)
 		switch s.Kind {
@@ -363,7 +365,7 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 	q := m.tagsOf(text)
 	if !resolvedNotice.MatchString(text) {
 		sc.Sym, sc.Comp, sc.SymLearned, sc.CompLearned, sc.SymHint = q.sym, q.comp, q.symL, q.compL, q.symH
-		sc.Report = m.model.trouble(unsaid(text))
+		sc.Report = q.report
 	}
 	m.neighbours(q, hits)
 	sc.weights = q.weights

@@ -26,10 +26,10 @@ import (
 // phrases and definitions are reports of trouble too; its component phrases
 // and definitions are talk (naming a system is not a sign of trouble).
 //
-// The model is naive Bayes over the tag model's terms, presence only: each
-// word weighs the log of how much likelier it is in a report than in talk,
-// smoothed, and a word in fewer than troubleSupport training texts weighs
-// nothing. A text's score is the sum over its words, scaled down for a long
+// The model is naive Bayes over its own terms (troubleTerms), presence
+// only: each word weighs the log of how much likelier it is in a report
+// than in talk, smoothed and bounded (maxTroubleWeight), and a word in
+// fewer than troubleSupport training texts weighs nothing. A text's score is the sum over its words, scaled down for a long
 // text as the tag model's is, and read as a probability by the logistic
 // function. Its cross-validated figures over the library's own sentences
 // are printed by `go run ./matcher/cmd/fit -trouble`.
@@ -52,27 +52,24 @@ const (
 // every sentence that reports trouble (symptoms text, detection, and the
 // taxonomy's symptom phrases and definitions) and every sentence of talk
 // (remediation steps, action items, lessons, and the taxonomy's component
-// phrases and definitions). It runs after prune and knows only the tag
-// model's vocabulary, which the two models share.
+// phrases and definitions). Its vocabulary, d.tvocab, is its own: the
+// words that tell a report from a plan ("is", "will", "please", "예정",
+// "부탁") are stop words the tag model leaves out.
 func (d *learnData) gatherTrouble(lib *cases.Library, tax *cases.Taxonomy) {
 	d.tvocab = map[string]int32{}
-	seen := map[int32]bool{}
+	id := func(term string) (int32, bool) {
+		id, ok := d.tvocab[term]
+		if !ok {
+			id = int32(len(d.tvocab))
+			d.tvocab[strings.Clone(term)] = id
+		}
+		return id, true
+	}
 	var feats []int32
+	seen := map[int32]bool{}
 	put := func(text string, label int32, fold int8) {
 		for _, s := range sentences(text) {
-			feats = feats[:0]
-			clear(seen)
-			troubleTerms(s, func(term string) {
-				id, ok := d.tvocab[term]
-				if !ok {
-					id = int32(len(d.tvocab))
-					d.tvocab[strings.Clone(term)] = id
-				}
-				if !seen[id] {
-					seen[id] = true
-					feats = append(feats, id)
-				}
-			})
+			feats = troubleFeatures(s, id, feats[:0], seen)
 			if len(feats) == 0 {
 				continue
 			}
@@ -222,15 +219,26 @@ func (m *model) trouble(text string) float64 {
 	if m == nil || len(m.TroubleW) == 0 {
 		return 0.5
 	}
-	var feats []int32
-	seen := map[int32]bool{}
+	feats := troubleFeatures(text, func(term string) (int32, bool) {
+		id, ok := m.TroubleVocab[term]
+		return id, ok
+	}, nil, map[int32]bool{})
+	return sigmoid(troubleScore(m.TroubleW, feats))
+}
+
+// troubleFeatures appends to feats the unique ids of a text's terms (see
+// troubleTerms), in the order they first appear; id gives a term's id, or
+// false for a term the vocabulary does not know. seen is scratch space,
+// cleared first.
+func troubleFeatures(text string, id func(term string) (int32, bool), feats []int32, seen map[int32]bool) []int32 {
+	clear(seen)
 	troubleTerms(text, func(term string) {
-		if id, ok := m.TroubleVocab[term]; ok && !seen[id] {
-			seen[id] = true
-			feats = append(feats, id)
+		if x, ok := id(term); ok && !seen[x] {
+			seen[x] = true
+			feats = append(feats, x)
 		}
 	})
-	return sigmoid(troubleScore(m.TroubleW, feats))
+	return feats
 }
 
 // when are words that say when, not what: a write-up dates what
