@@ -304,6 +304,27 @@ type replica struct {
 	done chan int
 }
 
+// takes waits up to 30 s, from now, for r to have indexed n team cases,
+// and logs how long it took; what names them in the failure.
+func (r *replica) takes(ctx context.Context, t *testing.T, n int, what string) {
+	t.Helper()
+	saved := time.Now()
+	within, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := r.logs.wait(within, fmt.Sprintf("team_cases=%d", n)); err != nil {
+		t.Fatalf("the replica did not take %s within 30 s: %v", what, err)
+	}
+	t.Logf("the replica indexed %s %v after the save", what, time.Since(saved).Round(time.Millisecond))
+}
+
+// exited waits for r to exit, and fails unless it exited 0.
+func (r *replica) exited(t *testing.T, name string) {
+	t.Helper()
+	if code := <-r.done; code != 0 {
+		t.Errorf("replica %s exited %d", name, code)
+	}
+}
+
 func startReplica(ctx context.Context, t *testing.T, name string, envs map[string]string, args ...string) *replica {
 	r := &replica{logs: newLogWatch(), done: make(chan int, 1)}
 	e := map[string]string{"INCIDENTBOT_REPLICA": name}
@@ -376,14 +397,8 @@ func teamCaseReachesAnotherReplica(t *testing.T, poll string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	saved := time.Now()
 	put(t, st, oomCase, certCase)
-	within, wcancel30 := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel30()
-	if err := b.logs.wait(within, "team_cases=2"); err != nil {
-		t.Fatalf("replica B did not take the team cases within 30 s: %v", err)
-	}
-	t.Logf("replica B indexed the team cases %v after the save", time.Since(saved).Round(time.Millisecond))
+	b.takes(ctx, t, 2, "the team cases")
 
 	reply := func(channel, ts string) string { t.Helper(); return replyIn(wctx, t, fake, channel, ts) }
 	toB.SendEvent(alertEvent("C0INC", "1700000001.000100", "[FIRING:1] KubePodCrashLooping quasar-api-7f9", "pods OOMKilled and in CrashLoopBackOff"))
@@ -419,11 +434,8 @@ func teamCaseReachesAnotherReplica(t *testing.T, poll string) {
 	}
 
 	cancel()
-	for name, r := range map[string]*replica{"a": a, "b": b} {
-		if code := <-r.done; code != 0 {
-			t.Errorf("replica %s exited %d", name, code)
-		}
-	}
+	a.exited(t, "a")
+	b.exited(t, "b")
 }
 
 // TestCaptureOnOneReplicaReachesAnother: on PostgreSQL, a case captured in
@@ -446,23 +458,14 @@ func TestCaptureOnOneReplicaReachesAnother(t *testing.T) {
 	a, b := twoReplicas(ctx, wctx, t, fake, dbURL, dir, "1h")
 
 	id := capture(t, wctx, fake, fake.SendTo(0), "C0INC", "inc-quasar", oomTS)
-	saved := time.Now()
-	within, cancel30 := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel30()
-	if err := b.logs.wait(within, "team_cases=1"); err != nil {
-		t.Fatalf("replica B did not take the captured case within 30 s: %v", err)
-	}
-	t.Logf("replica B indexed the captured case %v after the save", time.Since(saved).Round(time.Millisecond))
+	b.takes(ctx, t, 1, "the captured case")
 	fake.SendTo(1).SendEvent(alertEvent("C0NEXT", "1764600001.000100", "[FIRING:1] KubePodCrashLooping quasar-api-9c2", "pods OOMKilled and in CrashLoopBackOff"))
 	if got := replyIn(wctx, t, fake, "C0NEXT", "1764600001.000100"); !strings.Contains(got, id) {
 		t.Errorf("replica B does not answer the next similar alert with the case captured on A (%s):\n%s", id, got)
 	}
 	cancel()
-	for name, r := range map[string]*replica{"a": a, "b": b} {
-		if code := <-r.done; code != 0 {
-			t.Errorf("replica %s exited %d", name, code)
-		}
-	}
+	a.exited(t, "a")
+	b.exited(t, "b")
 }
 
 // twoReplicas starts replicas A and B of run on one PostgreSQL schema and
@@ -575,9 +578,7 @@ func TestCapturedCaseSuggestedAtOnce(t *testing.T) {
 		t.Errorf("a refresh failed:\n%s", r.logs)
 	}
 	cancel()
-	if code := <-r.done; code != 0 {
-		t.Errorf("exit %d", code)
-	}
+	r.exited(t, "")
 }
 
 // updated returns c with its case's updated_at set to at.
