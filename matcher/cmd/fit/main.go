@@ -6,6 +6,7 @@
 //	go run ./matcher/cmd/fit -weights   fit the ranking and gate weights, print them
 //	go run ./matcher/cmd/fit -weights -write matcher/weights.json
 //	go run ./matcher/cmd/fit -curve     the gate's answered and silence figures at each threshold
+//	go run ./matcher/cmd/fit -unanswered  the first fold's unanswered reports and answered remediation steps
 //
 // The weights are fitted on two kinds of queries, never on the held-out set:
 // the tuning set (matcher/testdata/eval/tuning.jsonl) against the built-in
@@ -655,7 +656,7 @@ func gateString(w matcher.Weights) string {
 // libraries, that the gate may have.
 var minSilence = 0.94
 
-var verbose = flag.Bool("v", false, "with -weights: print every tenth gate setting tried")
+var verbose = flag.Bool("v", false, "with -weights: print every fifth gate setting tried")
 
 // reachable reports, per set and query, whether the ranking shows any case
 // once the gate lets the text through: the gate alone then decides.
