@@ -228,3 +228,26 @@ func TestHeldout4WellFormed(t *testing.T) {
 	qs := checkWellFormed(t, heldout4Path, 210)
 	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, tuningPath)
 }
+
+const heldout5Path = "../testdata/eval/heldout5.jsonl"
+
+// heldout5SHA256 pins the fifth held-out set. All four earlier held-out
+// sets had been run on the matcher by the time it was written, so it gives
+// a blind figure again. It was written blind, before the matcher changes it
+// measures: from the taxonomy's ids and definitions and the built-in cases'
+// facts, apart from the phrase lists, the weights and the other five sets,
+// and frozen before the matcher was run on it. The same rules hold as for
+// the first four: it is not edited, its misses are not looked at, and it
+// is reported in aggregate only.
+const heldout5SHA256 = "4a01113074ef875996eb1206cc49f11e4d8a588b82ae9b22ef4a2ce9f7f2eef8"
+
+// TestHeldout5Frozen fails when the fifth held-out set changes.
+func TestHeldout5Frozen(t *testing.T) { checkFrozen(t, heldout5Path, heldout5SHA256) }
+
+// TestHeldout5WellFormed checks the fifth held-out set as the first, with
+// at least 210 queries, and that it shares no query text with the other
+// held-out sets or the tuning set.
+func TestHeldout5WellFormed(t *testing.T) {
+	qs := checkWellFormed(t, heldout5Path, 210)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, tuningPath)
+}
