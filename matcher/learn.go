@@ -103,6 +103,7 @@ type model struct {
 	// model.
 	TroubleVocab map[string]int32
 	TroubleW     []float32
+	TroubleB     float32
 }
 
 // trainDoc is one evaluation document: a case's whole title or symptoms
@@ -727,7 +728,8 @@ func learn(lib *cases.Library, tax *cases.Taxonomy) *model {
 	d.prune()
 	m := d.learnTags()
 	d.gatherTrouble(lib, tax)
-	m.TroubleVocab, m.TroubleW = d.tvocab, d.troubleCounts(-1).weights()
+	m.TroubleW, m.TroubleB = d.troubleModel(-1)
+	m.TroubleVocab = d.tvocab
 	return m
 }
 

@@ -2,6 +2,7 @@ package matcher
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"unicode"
 
@@ -26,20 +27,25 @@ import (
 // phrases and definitions are reports of trouble too; its component phrases
 // and definitions are talk (naming a system is not a sign of trouble).
 //
-// The model is naive Bayes over its own terms (troubleTerms), presence
-// only: each word weighs the log of how much likelier it is in a report
-// than in talk, smoothed and bounded (maxTroubleWeight), and a word in
-// fewer than troubleSupport training texts weighs nothing. A text's score is the sum over its words, scaled down for a long
-// text as the tag model's is, and read as a probability by the logistic
-// function. Its cross-validated figures over the library's own sentences
-// are printed by `go run ./matcher/cmd/fit -trouble`.
+// The model is a logistic regression over its own terms (troubleTerms),
+// presence only: each word and each pair of adjacent words weighs what it
+// adds to the log-odds that a text reports trouble, and a term in fewer
+// than troubleSupport training texts weighs nothing. A text's score is the
+// sum over its terms, scaled down for a long text as the tag model's is,
+// plus the bias, read as a probability by the logistic function.
+//
+// Cross-validated over the library's sentences (794 cases), the area under
+// its ROC curve is 0.968; at 95% of talk read as talk it finds 0.84 of the
+// reports. Naive Bayes over the same words alone, which came first, has an
+// area of 0.951 and finds 0.74: it counts every word of a write-up's style
+// as evidence on its own, where a discriminative model weighs the words
+// together. Logistic over words alone has 0.962: word pairs ("is down",
+// "will be") add the rest. The figures are printed by
+// `go run ./matcher/cmd/fit -trouble`.
 
 // troubleSupport is how many training texts must contain a word before it
 // weighs anything.
 const troubleSupport = 3
-
-// troubleAlpha smooths the counts.
-const troubleAlpha = 1.0
 
 // Labels of the trouble model's training texts, as label sets of
 // learnData.trouble.
@@ -132,21 +138,6 @@ func (d *learnData) troubleCounts(skip int) *troubleCounts {
 	return c
 }
 
-// weights are each feature's log-likelihood ratio of report against talk.
-func (c *troubleCounts) weights() []float32 {
-	w := make([]float32, len(c.per)/2)
-	for f := range w {
-		t, r := c.per[2*f], c.per[2*f+1]
-		if t+r < troubleSupport {
-			continue
-		}
-		pr := (r + troubleAlpha) / (c.n[report] + 2*troubleAlpha)
-		pt := (t + troubleAlpha) / (c.n[talk] + 2*troubleAlpha)
-		w[f] = float32(max(-maxTroubleWeight, min(maxTroubleWeight, math.Log(pr/pt))))
-	}
-	return w
-}
-
 // troubleScore is the log-odds that a text with these features reports
 // trouble. Like the tag model's scores, a long text's sum is scaled down
 // to a sentence's.
@@ -184,9 +175,9 @@ func CrossValidateTrouble(lib *cases.Library, tax *cases.Taxonomy, ps []float64)
 		out[i].P = p
 	}
 	for k := range learnFolds {
-		w := d.troubleCounts(k).weights()
+		w, b := d.troubleModel(k)
 		d.trouble[k].each(func(label int32, feats []int32) {
-			pr := sigmoid(troubleScore(w, feats))
+			pr := sigmoid(float64(b) + troubleScore(w, feats))
 			for i := range out {
 				f := &out[i]
 				if label == report {
@@ -223,7 +214,7 @@ func (m *model) trouble(text string) float64 {
 		id, ok := m.TroubleVocab[term]
 		return id, ok
 	}, nil, map[int32]bool{})
-	return sigmoid(troubleScore(m.TroubleW, feats))
+	return sigmoid(float64(m.TroubleB) + troubleScore(m.TroubleW, feats))
 }
 
 // troubleFeatures appends to feats the unique ids of a text's terms (see
@@ -251,26 +242,88 @@ var when = map[string]bool{
 	"today": true, "tonight": true, "tomorrow": true, "yesterday": true,
 }
 
-// maxTroubleWeight bounds what one word says: a word of the write-ups'
-// style rather than their content ("we", "습니다") must not decide alone.
-const maxTroubleWeight = 1.5
-
 // troubleTerms emits the trouble model's terms of a text: every Latin
-// word's stem, stop words included, and its identifier parts; Hangul
-// bigrams, whose last carries a word's ending.
+// word's stem, stop words included, each pair of adjacent Latin stems, and
+// each word's identifier parts; Hangul bigrams, whose last carries a word's
+// ending.
 func troubleTerms(text string, emit func(string)) {
+	prev := ""
 	for _, w := range splitWords(normalize(text)) {
 		switch w.script {
 		case latin:
 			if len(w.text) > 64 || strings.ContainsFunc(w.text, unicode.IsDigit) || when[w.text] {
+				prev = ""
 				continue
 			}
 			emit(w.stem)
+			if prev != "" {
+				emit(prev + " " + w.stem)
+			}
+			prev = w.stem
 			for _, p := range w.parts {
 				emit(stem(p))
 			}
 		default:
+			prev = ""
 			emitBigrams(w, func(s string, _, _ int) { emit(s) })
 		}
 	}
+}
+
+// The trouble model's training settings: a few epochs of stochastic
+// gradient descent, in an order shuffled by a fixed seed so that the same
+// library always gives the same model. Cross-validated, 2 to 8 epochs and
+// a penalty of 1e-5 to 1e-3 move the area under the curve by less than
+// 0.001.
+const (
+	troubleEpochs = 4
+	troubleEta    = 0.1
+	troubleLambda = 1e-3
+)
+
+// troubleModel trains the trouble model on every fold's texts but skip's:
+// each term's weight and the bias.
+func (d *learnData) troubleModel(skip int) ([]float32, float32) {
+	c := d.troubleCounts(skip)
+	type unit struct {
+		label int32
+		feats []int32
+	}
+	var us []unit
+	for k := range d.trouble {
+		if k == skip {
+			continue
+		}
+		d.trouble[k].each(func(label int32, feats []int32) { us = append(us, unit{label, feats}) })
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	rng.Shuffle(len(us), func(i, j int) { us[i], us[j] = us[j], us[i] })
+	w := make([]float64, len(d.tvocab))
+	var b float64
+	for e := range troubleEpochs {
+		eta := troubleEta / float64(1+e)
+		for _, u := range us {
+			scale := 1.0
+			if len(u.feats) > sentenceFeatures {
+				scale = math.Sqrt(sentenceFeatures / float64(len(u.feats)))
+			}
+			z := b
+			for _, f := range u.feats {
+				z += scale * w[f]
+			}
+			g := float64(u.label) - sigmoid(z)
+			b += eta * g
+			for _, f := range u.feats {
+				if c.per[2*f]+c.per[2*f+1] < troubleSupport {
+					continue
+				}
+				w[f] += eta * (g*scale - troubleLambda*w[f])
+			}
+		}
+	}
+	out := make([]float32, len(w))
+	for f, x := range w {
+		out[f] = float32(x)
+	}
+	return out, float32(b)
 }
