@@ -60,6 +60,10 @@ type Weights struct {
 	// not answered at all, however plainly it names a symptom ("let's
 	// schedule the failover drill"); off at 0.
 	GateHush float64 `json:"gate_hush"`
+	// GateModel, when set, replaces the rules above: the answer gate is
+	// then a logistic model over GateFeatures, its weights in that order,
+	// Trouble is its probability, and Gate the probability a text needs.
+	GateModel []float64 `json:"gate_model,omitempty"`
 	// Floor is the score a case needs to be shown once the text is
 	// answered; Keep the share of the best case's score it needs.
 	Floor float64 `json:"floor"`
@@ -283,6 +287,15 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // Resemblance to a case's text alone is no sign of trouble: chatter shares
 // words with write-ups too.
 func (w *Weights) Trouble(sc *Scored) float64 {
+	if len(w.GateModel) > 0 {
+		var z float64
+		for i, x := range GateFeatures(sc) {
+			if i < len(w.GateModel) {
+				z += w.GateModel[i] * x
+			}
+		}
+		return sigmoid(z)
+	}
 	if sc.Report < w.GateHush {
 		return 0
 	}
@@ -303,6 +316,24 @@ func (w *Weights) Trouble(sc *Scored) float64 {
 		t = max(t, sc.SymLearned, w.GateBoth*max(comp, sc.CompLearned))
 	}
 	return t
+}
+
+// GateFeatures are what the answer gate's logistic model (Weights.GateModel)
+// weighs of a scored text, in order: 1 (the bias); the trouble model's
+// log-odds that the text reports trouble, within ±6; the strongest symptom
+// and component a taxonomy phrase finds, and the learned model finds; the
+// learned model's likeliest symptom however unsure; and a named component
+// and a symptom each times the trouble model's probability, so that naming
+// a system counts in a report of trouble and not in talk about it.
+func GateFeatures(sc *Scored) []float64 {
+	r := min(max(sc.Report, 0.0025), 0.9975)
+	return []float64{
+		1,
+		math.Log(r / (1 - r)),
+		sc.Sym, sc.Comp, sc.SymLearned, sc.CompLearned, sc.SymHint,
+		sc.Report * max(sc.Comp, sc.CompLearned),
+		sc.Report * max(sc.Sym, sc.SymLearned),
+	}
 }
 
 // Score gathers the evidence for a text without weighing the candidates:

@@ -34,6 +34,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -116,9 +117,18 @@ func main() {
 	if *trouble {
 		fmt.Printf("built-in library, %d cases, 5 folds: held-out sentences read as trouble\n", builtin.Len())
 		fmt.Printf("%6s %8s %8s %8s %8s\n", "p", "reports", "recall", "talk", "quiet")
-		for _, f := range matcher.CrossValidateTrouble(builtin, tax, []float64{0.03, 0.1, 0.5, 0.9, 0.99}) {
-			fmt.Printf("%6.2f %8d %8.3f %8d %8.3f\n", f.P, f.Reports, f.Recall, f.Talk, f.Quiet)
+		// Every half percent, for the area under the ROC curve.
+		var ps []float64
+		for i := 1; i < 200; i++ {
+			ps = append(ps, float64(i)/200)
 		}
+		fits := matcher.CrossValidateTrouble(builtin, tax, ps)
+		for _, f := range fits {
+			if slices.Contains([]float64{0.03, 0.1, 0.5, 0.9, 0.99}, f.P) {
+				fmt.Printf("%6.2f %8d %8.3f %8d %8.3f\n", f.P, f.Reports, f.Recall, f.Talk, f.Quiet)
+			}
+		}
+		fmt.Printf("area under the ROC curve %.3f\n", rocArea(fits))
 	}
 	if *compare {
 		tuning, folds, err := sets(*queries, *library, builtin, tax)
@@ -554,7 +564,14 @@ func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, w
 	fmt.Println("gate: threshold, component weight -> answered (tuning/test, tuning/built-in, cv) and silence")
 	reach := reachable(scored, best)
 	bestAns := -1.0
-	for _, w := range gateGrid(best) {
+	grid := gateGrid(best)
+	if *gateModel {
+		best = fitGateModel(scored, reach, best)
+		grid = nil
+	} else {
+		best.GateModel = nil
+	}
+	for _, w := range grid {
 		fs := gateFigures(scored, reach, w)
 		sil := min(fs[0].silence, fs[1].silence)
 		ans := (fs[0].answered + fs[1].answered + fs[2].answered) / 3
@@ -656,6 +673,8 @@ func gateString(w matcher.Weights) string {
 // libraries, that the gate may have.
 var minSilence = 0.94
 
+var gateModel = flag.Bool("gate-model", false, "with -weights: fit the answer gate as a logistic model over matcher.GateFeatures, not the rules' grid")
+
 var verbose = flag.Bool("v", false, "with -weights: print every fifth gate setting tried")
 
 // reachable reports, per set and query, whether the ranking shows any case
@@ -696,4 +715,26 @@ func gateFigures(ss []scoredSet, reach [][]bool, w matcher.Weights) []figures {
 		f.share(pos, chat)
 		return f
 	})
+}
+
+// rocArea is the area under the ROC curve the trouble model's figures trace
+// (false positives: talk read as trouble; true: reports read as trouble),
+// by the trapezoid rule.
+func rocArea(fits []matcher.TroubleFit) float64 {
+	type point struct{ x, y float64 }
+	pts := []point{{0, 0}, {1, 1}}
+	for _, f := range fits {
+		pts = append(pts, point{1 - f.Quiet, f.Recall})
+	}
+	slices.SortFunc(pts, func(a, b point) int {
+		if c := cmp.Compare(a.x, b.x); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.y, b.y)
+	})
+	var area float64
+	for i := 1; i < len(pts); i++ {
+		area += (pts[i].x - pts[i-1].x) * (pts[i].y + pts[i-1].y) / 2
+	}
+	return area
 }
