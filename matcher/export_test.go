@@ -96,3 +96,17 @@ func NBThresholds(tags []cases.Kind, labels [][]int32, scores [][]float32) []flo
 	}
 	return thresholds(docs, flat, refs, nbRule)
 }
+
+// TroubleOf trains the trouble model alone on lib and tax and returns how
+// likely it finds that each text reports trouble.
+func TroubleOf(lib *cases.Library, tax *cases.Taxonomy, texts []string) []float64 {
+	d := &learnData{}
+	d.gatherTrouble(lib, tax)
+	m := &model{TroubleVocab: d.tvocab}
+	m.TroubleW, m.TroubleB = d.troubleModel(-1)
+	out := make([]float64, len(texts))
+	for i, text := range texts {
+		out[i] = m.trouble(text)
+	}
+	return out
+}

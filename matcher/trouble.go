@@ -90,7 +90,14 @@ func (d *learnData) gatherTrouble(lib *cases.Library, tax *cases.Taxonomy) {
 		put(t.En, label, fold)
 		put(t.Ko, label, fold)
 	}
-	for kind, label := range map[cases.Kind]int32{cases.KindSymptom: report, cases.KindComponent: talk} {
+	// In a fixed order: the model is trained in an order shuffled from
+	// the order the texts were added in, so a map's order would make the
+	// same library give another model on every start.
+	for _, kl := range []struct {
+		kind  cases.Kind
+		label int32
+	}{{cases.KindSymptom, report}, {cases.KindComponent, talk}} {
+		kind, label := kl.kind, kl.label
 		for _, t := range tax.Tags(kind) {
 			for _, p := range t.Phrases.En {
 				put(p, label, -1)

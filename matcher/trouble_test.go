@@ -2,6 +2,7 @@ package matcher_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/incidentbot/incidentbot/cases"
@@ -11,8 +12,9 @@ import (
 // TestTalkIsNotTrouble checks what the trouble model is for: plans, reviews
 // and notes about a system (which name it, and which the tag model reads
 // symptoms into) get no answer, while reports of trouble with the same
-// systems do. Without the trouble model's part of the gate the talk is
-// answered, so the test shows the part doing the work.
+// systems do. The same gate blind to the trouble model (its three features
+// that read it weighing nothing) answers some of the talk, so the test
+// shows the model doing the work.
 func TestTalkIsNotTrouble(t *testing.T) {
 	tax := cases.DefaultTaxonomy()
 	builtin, err := cases.Builtin(tax)
@@ -22,7 +24,13 @@ func TestTalkIsNotTrouble(t *testing.T) {
 	lib, _ := cases.NewLibrary(builtin)
 	m := newMatcher(t, lib, matcher.Options{})
 	off := matcher.DefaultWeights
-	off.GateTalk, off.GateReport, off.GateHush = 0, 0, 0
+	if len(off.GateModel) == 0 {
+		t.Fatal("weights.json has no gate model")
+	}
+	// GateFeatures 1, 7 and 8 read the trouble model: its log-odds, and a
+	// component and a symptom each times its probability.
+	off.GateModel = slices.Clone(off.GateModel)
+	off.GateModel[1], off.GateModel[7], off.GateModel[8] = 0, 0, 0
 	without := newMatcher(t, lib, matcher.Options{Weights: &off})
 	answered := func(m *matcher.Matcher, text string) bool {
 		t.Helper()
@@ -37,6 +45,8 @@ func TestTalkIsNotTrouble(t *testing.T) {
 		"we plan to upgrade the redis cluster to 7.2 next week, please review the runbook",
 		"다음 주에 레디스 클러스터 7.2 업그레이드 예정입니다. 런북 리뷰 부탁드려요",
 		"결제 데이터베이스 마이그레이션 계획 문서 리뷰 부탁드립니다",
+		"can someone review my PR that adds retries to the kafka consumer",
+		"TLS 인증서 자동 갱신 설정을 추가해 두었습니다",
 	}
 	var caught int
 	for _, text := range talk {
@@ -57,6 +67,29 @@ func TestTalkIsNotTrouble(t *testing.T) {
 	} {
 		if !answered(m, text) {
 			t.Errorf("Match(%q) got no answer", text)
+		}
+	}
+}
+
+// TestTroubleModelIsReproducible trains the trouble model on the same
+// library several times: every start must give the same model, or the
+// same message would be answered by one replica and not another.
+func TestTroubleModelIsReproducible(t *testing.T) {
+	tax := cases.DefaultTaxonomy()
+	set, err := cases.Load("testdata/library", tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(set)
+	texts := []string{
+		"checkout returns 502s since the deploy",
+		"we plan to upgrade the redis cluster next week",
+		"결제 API 응답이 계속 타임아웃 납니다",
+	}
+	first := matcher.TroubleOf(lib, tax, texts)
+	for range 8 {
+		if got := matcher.TroubleOf(lib, tax, texts); !slices.Equal(got, first) {
+			t.Fatalf("the same library trained %v, then %v", first, got)
 		}
 	}
 }
