@@ -101,6 +101,25 @@ var heldout4Floors = floors{
 	koEnGap:  0.05,  // target; measured 0.037 (ko 0.924, en 0.887)
 }
 
+// heldout5Floors hold the fifth held-out set, a second blind measure of the
+// logistic trouble model and answer gate: it was frozen before they
+// reached main, and its figures were taken twice, in aggregate only, before
+// and after, and chose nothing. Targets met are held as targets; silence
+// at the second figure less 0.02.
+var heldout5Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.829 against 0.545
+	hit3:             0.85, // target; measured 0.858
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.870
+		"chat":   0.70, // target; measured 0.865
+		"report": 0.70, // target; measured 0.921
+		"status": 0.70, // target; measured 0.775
+	},
+	answered: 0.90,  // target; measured 0.920
+	silence:  0.796, // measured 0.816 less 0.02; target 0.95
+	koEnGap:  0.05,  // target; measured 0.015 (ko 0.850, en 0.865)
+}
+
 // TestHeldoutFloors holds the matcher's quality on the frozen held-out set,
 // against the built-in library its labels refer to.
 func TestHeldoutFloors(t *testing.T) {
@@ -123,6 +142,12 @@ func TestHeldout3Floors(t *testing.T) {
 // held-out set, against the built-in library.
 func TestHeldout4Floors(t *testing.T) {
 	checkFloors(t, "held-out 4", heldout4Path, heldout4Floors)
+}
+
+// TestHeldout5Floors holds the matcher's quality on the fifth frozen
+// held-out set, against the built-in library.
+func TestHeldout5Floors(t *testing.T) {
+	checkFloors(t, "held-out 5", heldout5Path, heldout5Floors)
 }
 
 // checkFloors measures the matcher and the text-only baseline on the
