@@ -3,8 +3,9 @@
 //
 //	go run ./matcher/cmd/fit -tags      cross-validated tag F1 per kind and language
 //	go run ./matcher/cmd/fit -trouble   the trouble model's cross-validated figures
-//	go run ./matcher/cmd/fit -weights   fit the ranking and gate weights, print them
-//	go run ./matcher/cmd/fit -weights -write matcher/weights.json
+//	go run ./matcher/cmd/fit -weights -gate-model   fit the ranking weights and the logistic gate, print them
+//	go run ./matcher/cmd/fit -weights -gate-model -write matcher/weights.json
+//	go run ./matcher/cmd/fit -weights -gate-only -gate-model -v   refit the gate alone, with its cross-validated curve
 //	go run ./matcher/cmd/fit -curve     the gate's answered and silence figures at each threshold
 //	go run ./matcher/cmd/fit -unanswered  the first fold's unanswered reports and answered remediation steps
 //
@@ -14,13 +15,17 @@
 // cross-validation: each case's symptoms text (en, ko) and the opening of its
 // summary are asked of a matcher built, and trained, without the case's fold;
 // a result is relevant when it shares a symptom and a component with the
-// case, and more relevant when it also shares the root cause. The ranking weights maximise the mean nDCG@5 over the three query
-// sets; the gate is the setting (trouble score, and the trouble model's
-// thresholds) that keeps chatter silent at least 0.94 of the time on the
-// tuning set, in both libraries, and maximises the share of
-// positive queries answered plus the silence on chatter: the tuning set's,
-// and, counted a tenth, the held-out cases' remediation steps, which are
-// how responders talk about an incident without reporting trouble.
+// case, and more relevant when it also shares the root cause. The ranking
+// weights maximise the mean nDCG@5 over the three query sets. With
+// -gate-model (how weights.json is fitted) the gate is a logistic model over
+// matcher.GateFeatures, its threshold chosen on cross-validated
+// probabilities (see gatemodel.go); without it, the gate is the setting of
+// the earlier rules (trouble score, and the trouble model's thresholds) that
+// keeps chatter silent at least 0.94 of the time on the tuning set, in both
+// libraries. Either way it maximises the share of positive queries answered
+// plus the silence on chatter: the tuning set's, and, counted a tenth, the
+// held-out cases' remediation steps, which are how responders talk about an
+// incident without reporting trouble.
 //
 // The weight of the root cause the text implies is set, not fitted (-cause,
 // 3 by default): a text that says "after a deploy" must clearly prefer
