@@ -5,10 +5,11 @@
 // language, tag precision and recall, the silence rate on chatter and how
 // well a query's own case is found.
 //
-// Two sets live in matcher/testdata/eval: the tuning set, which the
-// taxonomy's phrases and the ranking were tuned on, and the held-out set,
-// written apart from that tuning and frozen: its hash is pinned by a test,
-// and it is reported in aggregate only.
+// The sets live in matcher/testdata/eval: the tuning set, which the
+// taxonomy's phrases, the ranking and the answer gate were tuned on, and
+// the held-out sets, each written apart from that tuning, blind to the
+// matcher changes it measures, and frozen: their hashes are pinned by tests,
+// and they are reported in aggregate only.
 package eval
 
 import (
