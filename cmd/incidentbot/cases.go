@@ -192,7 +192,7 @@ func (c *casesValidateCmd) Run(e env) error {
 	}
 	var sets []*cases.Set
 	if len(pos) == 0 {
-		b, err := cases.Builtin(tax)
+		b, err := builtinCases(tax)
 		if err != nil {
 			return err
 		}
@@ -523,7 +523,7 @@ func (c *casesRelateCmd) Run(e env) error {
 	}
 	sets := []*cases.Set{set}
 	if c.Builtin {
-		b, err := cases.Builtin(tax)
+		b, err := builtinCases(tax)
 		if err != nil {
 			return err
 		}

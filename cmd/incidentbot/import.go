@@ -355,7 +355,7 @@ func (c *casesImportCmd) Run(e env) error {
 	if err != nil {
 		return err
 	}
-	b, err := cases.Builtin(tax)
+	b, err := builtinCases(tax)
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ func TestImportPostmortems(t *testing.T) {
 	// Found beside the built-in library, among the three cases a reply shows,
 	// by a question in other words. With hundreds of public incidents beside
 	// it, one of them may fit the question as well as the team's own case.
-	builtin, err := cases.Builtin(tax)
+	builtin, err := builtinCases(tax)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func caseByID(set *cases.Set, id string) *cases.Case {
 // seconds, and the cases import command builds it on every run.
 var inferMatcher = sync.OnceValues(func() (*matcher.Matcher, error) {
 	tax := cases.DefaultTaxonomy()
-	b, err := cases.Builtin(tax)
+	b, err := builtinCases(tax)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +339,7 @@ review:
 	if err != nil || len(set.Cases) != 2 || set.Errors() > 0 {
 		t.Fatalf("after relate: %v %v", err, set.Problems)
 	}
-	builtin, _ := cases.Builtin(cases.DefaultTaxonomy())
+	builtin, _ := builtinCases(cases.DefaultTaxonomy())
 	builtinIDs := map[string]bool{}
 	for _, c := range builtin.Cases {
 		builtinIDs[c.ID] = true

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/incidentbot/incidentbot/cases"
 )
@@ -112,7 +113,7 @@ func (l *libFlags) loadSets(ctx context.Context, warn io.Writer) ([]*cases.Set, 
 	}
 	var sets []*cases.Set
 	if l.Builtin {
-		b, err := cases.Builtin(tax)
+		b, err := builtinCases(tax)
 		if err != nil {
 			return nil, problems, err
 		}
@@ -138,3 +139,17 @@ func (l *libFlags) loadSets(ctx context.Context, warn io.Writer) ([]*cases.Set, 
 	}
 	return sets, problems, nil
 }
+
+// builtinCases returns the built-in cases read with tax. They are embedded
+// in the program and never change, so with the built-in taxonomy they are
+// read once per process, and reloads and later commands reuse them; an
+// overlay's taxonomy reads them afresh. The set is shared: do not modify it
+// or its cases.
+func builtinCases(tax *cases.Taxonomy) (*cases.Set, error) {
+	if tax == cases.DefaultTaxonomy() {
+		return defaultBuiltin()
+	}
+	return cases.Builtin(tax)
+}
+
+var defaultBuiltin = sync.OnceValues(func() (*cases.Set, error) { return cases.Builtin(cases.DefaultTaxonomy()) })
