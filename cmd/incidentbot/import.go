@@ -360,7 +360,7 @@ func (c *casesImportCmd) Run(e env) error {
 		return err
 	}
 	lib, _ := cases.NewLibrary(b)
-	m, err := matcher.New(lib, matcher.Options{Taxonomy: tax})
+	m, err := newMatcher(lib, matcher.Options{Taxonomy: tax})
 	if err != nil {
 		return err
 	}

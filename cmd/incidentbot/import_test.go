@@ -165,8 +165,7 @@ func caseByID(set *cases.Set, id string) *cases.Case {
 }
 
 // inferMatcher is one matcher over the built-in library for the tests that
-// drive importCases directly: indexing the library under -race takes
-// seconds, and the cases import command builds it on every run.
+// drive importCases directly, rather than one for each of their imports.
 var inferMatcher = sync.OnceValues(func() (*matcher.Matcher, error) {
 	tax := cases.DefaultTaxonomy()
 	b, err := builtinCases(tax)
@@ -174,7 +173,7 @@ var inferMatcher = sync.OnceValues(func() (*matcher.Matcher, error) {
 		return nil, err
 	}
 	lib, _ := cases.NewLibrary(b)
-	return matcher.New(lib, matcher.Options{Taxonomy: tax})
+	return newMatcher(lib, matcher.Options{Taxonomy: tax})
 })
 
 // TestReimport checks a second import of the same documents: unchanged

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/incidentbot/incidentbot/cases"
+	"github.com/incidentbot/incidentbot/matcher"
 )
 
 // taxFlags choose the taxonomy: the built-in one, merged with a team's
@@ -153,3 +154,9 @@ func builtinCases(tax *cases.Taxonomy) (*cases.Set, error) {
 }
 
 var defaultBuiltin = sync.OnceValues(func() (*cases.Set, error) { return cases.Builtin(cases.DefaultTaxonomy()) })
+
+// newMatcher indexes a library for match, cases import and run. It is a
+// variable so that the tests can have every command that indexes the
+// built-in library alone reopen one index of it kept on disk, as
+// --index-dir does, rather than build it again for each.
+var newMatcher = matcher.New

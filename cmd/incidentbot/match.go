@@ -92,7 +92,7 @@ func (c *matchCmd) Run(ctx context.Context, e env, o *origin) error {
 		// as the bot finds them only there.
 		return matcher.MatchOptions{Channel: c.Channel, Boosts: votes.boosts(text)}
 	}
-	m, err := matcher.New(lib, matcher.Options{Taxonomy: c.tax(), Only: only})
+	m, err := newMatcher(lib, matcher.Options{Taxonomy: c.tax(), Only: only})
 	if err != nil {
 		return err
 	}

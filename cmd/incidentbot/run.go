@@ -263,7 +263,7 @@ func (l *liveLibrary) build(files []*cases.Set, tc teamCases) (*matcher.Matcher,
 	lib, only, left := withTeam(files, tc)
 	opts := l.opts
 	opts.Only = only
-	m, err := matcher.New(lib, opts)
+	m, err := newMatcher(lib, opts)
 	return m, lib, left, err
 }
 
