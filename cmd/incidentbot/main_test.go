@@ -217,7 +217,7 @@ func TestSIGTERMDrainsAndExitsZero(t *testing.T) {
 	ln.Close()
 	cmd := exec.Command(bin, "run", "--listen", addr)
 	cmd.Env = append(os.Environ(), "SLACK_APP_TOKEN=xapp-1", "SLACK_BOT_TOKEN=xoxb-1", "SLACK_API_URL="+fake.APIURL(),
-		"INCIDENTBOT_DB="+filepath.Join(t.TempDir(), "activity.db"))
+		"INCIDENTBOT_DB="+filepath.Join(t.TempDir(), "activity.db"), "INCIDENTBOT_INDEX_DIR="+builtinIndexCopy(t))
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {

@@ -95,10 +95,11 @@ func TestThreeReplicas(t *testing.T) {
 
 	var procs []*exec.Cmd
 	var logs []*syncBuffer
+	index := builtinIndexCopy(t) // one --index-dir for the three, opened by each at once
 	for i := range 3 {
 		cmd := exec.Command(bin, "run", "--listen", "", "--inbox-lease", "3s", "--digest", "C0DIGEST;@every 1s")
 		cmd.Env = append(os.Environ(), "SLACK_APP_TOKEN=xapp-1", "SLACK_BOT_TOKEN=xoxb-1", "SLACK_API_URL="+fake.APIURL(),
-			"DATABASE_URL="+dbURL, fmt.Sprintf("INCIDENTBOT_REPLICA=replica-%d", i+1))
+			"DATABASE_URL="+dbURL, fmt.Sprintf("INCIDENTBOT_REPLICA=replica-%d", i+1), "INCIDENTBOT_INDEX_DIR="+index)
 		lb := &syncBuffer{}
 		cmd.Stderr = lb
 		if err := cmd.Start(); err != nil {
