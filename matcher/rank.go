@@ -28,6 +28,11 @@ type Weights struct {
 	Text  float64 `json:"text"`
 	Tag   float64 `json:"tag"`
 	Cause float64 `json:"cause"`
+	// Lead is what the best text hit gains by its lead over the second
+	// (see Parts.Lead): a text that names what only one case has (a
+	// product, a region, an error only that incident showed) is most
+	// likely about that case, whatever tags the rest share with it.
+	Lead float64 `json:"lead,omitempty"`
 	// How much a tag counts in the text's tags when found by a taxonomy
 	// phrase, by the learned model (times its probability), or by the
 	// nearest cases (times their agreement).
@@ -97,9 +102,12 @@ const votedPhrase = "similar cases"
 
 // Parts are the evidence of one candidate case, before weighting.
 type Parts struct {
-	Case  *cases.Case
-	Text  float64 // bleve score, 0 when the text search did not find it
-	Rel   float64 // Text relative to the best hit (0 to 1)
+	Case *cases.Case
+	Text float64 // bleve score, 0 when the text search did not find it
+	Rel  float64 // Text relative to the best hit (0 to 1)
+	// Lead is, for the best text hit only, how far its score is ahead of
+	// the second's, relative to its own (0 to 1); 0 for every other case.
+	Lead  float64
 	Tag   float64 // share of the text's tags the case carries (0 to 1)
 	Cause float64 // how sure the text implies the case's root cause (0 to 1)
 	// CauseMax is how sure the text implies its likeliest root cause: the
@@ -389,6 +397,16 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 			p.Rel = h.Score / best
 		}
 	}
+	if len(hits) > 0 && best > 0 {
+		// Hits come best first; a tie for the best leads nothing.
+		if n, ok := m.num[hits[0].ID]; ok {
+			var second float64
+			if len(hits) > 1 {
+				second = hits[1].Score
+			}
+			sc.Candidates[slot[n]-1].Lead = (best - second) / best
+		}
+	}
 	if m.opts.Mode == TextOnly {
 		return sc, nil
 	}
@@ -479,7 +497,9 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 // relevance, text and tags mixed, scaled by the root cause the text
 // implies. A case with the likeliest implied cause keeps its relevance; one
 // without it keeps 1/(1+Cause*p) of it, p how sure the text is of its
-// cause; a text that implies no cause leaves relevance as it is. The cause lifts only cases that are relevant
+// cause; a text that implies no cause leaves relevance as it is. The best
+// text hit's lead (Parts.Lead) adds Lead times it to the relevance of a
+// case that shares a tag with the text, at most to 1. The cause lifts only cases that are relevant
 // already: a case sharing nothing but its cause stays at 0.
 func (w *Weights) Combine(p Parts) float64 {
 	sum := w.Text + w.Tag
@@ -487,6 +507,11 @@ func (w *Weights) Combine(p Parts) float64 {
 		return 0
 	}
 	rel := (w.Text*p.Rel + w.Tag*p.Tag) / sum
+	if p.Tag > 0 {
+		// The lead counts for a case that shares the text's trouble: a
+		// text hit on a name alone is no better for leading.
+		rel = min(1, rel+w.Lead*p.Lead)
+	}
 	score := rel * (1 + w.Cause*p.Cause) / (1 + w.Cause*p.CauseMax)
 	if p.Public {
 		score /= 1 + w.Own

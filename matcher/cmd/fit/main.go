@@ -546,11 +546,13 @@ func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, w
 				for _, text := range []float64{0.25, 0.5, 1} {
 					for _, tag := range []float64{1, 2, 3} {
 						for _, cause := range causes {
-							w.Text, w.Tag, w.Cause = text, tag, cause
-							fs := pooled(scored, w)
-							if o := objective(fs); o > bestObj+1e-9 {
-								bestObj, best = o, w
-								fmt.Printf("%.4f learned %.1f neighbour %.1f top %d text %.1f tag %.1f cause %.2f  %s\n", o, learned, nb, top, text, tag, cause, show(fs))
+							for _, lead := range []float64{0, 0.1, 0.2, 0.4} {
+								w.Text, w.Tag, w.Cause, w.Lead = text, tag, cause, lead
+								fs := pooled(scored, w)
+								if o := objective(fs); o > bestObj+1e-9 {
+									bestObj, best = o, w
+									fmt.Printf("%.4f learned %.1f neighbour %.1f top %d text %.1f tag %.1f cause %.2f lead %.1f  %s\n", o, learned, nb, top, text, tag, cause, lead, show(fs))
+								}
 							}
 						}
 					}
