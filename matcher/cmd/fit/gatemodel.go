@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 
 	"github.com/incidentbot/incidentbot/matcher"
@@ -17,7 +18,8 @@ import (
 // is left out.
 //
 // The model is measured before it is used: five folds over the tuning
-// queries (the same queries leave both libraries' sets together) and the
+// queries (by a hash of the text, so that a query leaves both libraries'
+// sets together) and the
 // cases' own folds; each query is scored by a model trained without its
 // fold. The threshold is chosen on those held-out probabilities, by the
 // rules' objective without their floor on silence: the share of positive
@@ -64,7 +66,11 @@ func gateSamples(ss []scoredSet, reach [][]bool) []gateSample {
 			}
 			g := gateSample{x: matcher.GateFeatures(s.scored[j]), group: group, set: i, j: j}
 			if i < 2 {
-				g.fold = j % k
+				// By text, so that a query leaves both libraries' sets
+				// together.
+				h := fnv.New32a()
+				h.Write([]byte(q.text))
+				g.fold = int(h.Sum32() % k)
 			} else {
 				g.fold = fold
 			}
