@@ -50,9 +50,10 @@ func TestQualityFloors(t *testing.T) {
 		// 0.014 (Korean 0.870, English 0.884) but has measured up to
 		// 0.077 as the library grew, so its floor is 0.08. In the test
 		// library, since the tuning set gained status updates and
-		// reports, it measures 0.087 (Korean 0.816, English 0.903),
-		// exactly the text-only baseline's: its 48 cases answer fewer
-		// of the Korean queries' services. Its floor is 0.09.
+		// reports, it measures 0.075 (Korean 0.828, English 0.903) and
+		// has measured 0.087, the text-only baseline's gap: its 48 cases
+		// answer fewer of the Korean queries' services. Its floor is
+		// 0.09.
 		koGap float64
 	}{{"test library", test, 40, 0.09}, {"built-in library", builtin, 250, 0.08}} {
 		t.Run(lib.name, func(t *testing.T) {
@@ -77,12 +78,19 @@ func TestQualityFloors(t *testing.T) {
 	}
 }
 
-// answerable is qs without the positive queries none of lib's cases is
-// relevant to: in the 48-case test library a status update about a
-// service it has no incident of can be no hit, whatever the matcher does.
+// answerable is qs without the positive queries written for another
+// library: those none of lib's cases is relevant to (in the 48-case test
+// library a status update about a service it has no incident of can be no
+// hit, whatever the matcher does), and those about a known incident lib
+// does not hold.
 func answerable(qs []eval.Query, lib *cases.Library) []eval.Query {
 	var out []eval.Query
 	for _, q := range qs {
+		if q.Case != "" {
+			if _, ok := lib.Get(q.Case); !ok {
+				continue
+			}
+		}
 		if q.Chatter() || len(eval.Relevant(q, lib)) > 0 {
 			out = append(out, q)
 		}
