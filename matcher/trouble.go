@@ -135,29 +135,6 @@ func (d *learnData) gatherTrouble(lib *cases.Library, tax *cases.Taxonomy) {
 	}
 }
 
-// troubleCounts are the trouble model's counts: training texts per label,
-// and per feature and label.
-type troubleCounts struct {
-	n   [2]float64
-	per []float64 // [f*2+label]
-}
-
-func (d *learnData) troubleCounts(skip int) *troubleCounts {
-	c := &troubleCounts{per: make([]float64, 2*len(d.tvocab))}
-	for k := range d.trouble {
-		if k == skip {
-			continue
-		}
-		d.trouble[k].each(func(label int32, feats []int32) {
-			c.n[label]++
-			for _, f := range feats {
-				c.per[int(f)*2+int(label)]++
-			}
-		})
-	}
-	return c
-}
-
 // troubleScore is the log-odds that a text with these features reports
 // trouble. Like the tag model's scores, a long text's sum is scaled down
 // to a sentence's.
@@ -304,17 +281,23 @@ const (
 // troubleModel trains the trouble model on every fold's texts but skip's:
 // each term's weight and the bias.
 func (d *learnData) troubleModel(skip int) ([]float32, float32) {
-	c := d.troubleCounts(skip)
 	type unit struct {
 		label int32
 		feats []int32
 	}
 	var us []unit
+	// support[f] is how many training texts contain term f.
+	support := make([]int32, len(d.tvocab))
 	for k := range d.trouble {
 		if k == skip {
 			continue
 		}
-		d.trouble[k].each(func(label int32, feats []int32) { us = append(us, unit{label, feats}) })
+		d.trouble[k].each(func(label int32, feats []int32) {
+			us = append(us, unit{label, feats})
+			for _, f := range feats {
+				support[f]++
+			}
+		})
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	rng.Shuffle(len(us), func(i, j int) { us[i], us[j] = us[j], us[i] })
@@ -334,7 +317,7 @@ func (d *learnData) troubleModel(skip int) ([]float32, float32) {
 			g := float64(u.label) - sigmoid(z)
 			b += eta * g
 			for _, f := range u.feats {
-				if c.per[2*f]+c.per[2*f+1] < troubleSupport {
+				if support[f] < troubleSupport {
 					continue
 				}
 				w[f] += eta * (g*scale - troubleLambda*w[f])
