@@ -107,11 +107,7 @@ func trainGate(ss []gateSample, keep func(gateSample) bool) []float64 {
 			if !keep(s) {
 				continue
 			}
-			var z float64
-			for i, x := range s.x {
-				z += b[i] * x
-			}
-			p := 1 / (1 + math.Exp(-z))
+			p := prob(b, s.x)
 			for i, xi := range s.x {
 				g[i] += s.weight * (p - s.y) * xi
 				for l, xl := range s.x {
@@ -172,6 +168,7 @@ func solve(a [][]float64, y []float64) []float64 {
 	return x
 }
 
+// prob is the logistic model b's probability for features x.
 func prob(b, x []float64) float64 {
 	var z float64
 	for i, v := range x {
