@@ -297,3 +297,15 @@ func TestHeldout7WellFormed(t *testing.T) {
 	qs := checkWellFormed(t, heldout7Path, 210)
 	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, tuningPath)
 }
+
+const heldout8Path = "../testdata/eval/heldout8.jsonl"
+
+// TestHeldout8WellFormed checks the eighth held-out set as the first, with
+// at least 210 queries, and that it shares no query text with the other
+// held-out sets or the tuning set. It was written from the taxonomy's ids
+// and the built-in cases' facts alone, apart from the phrase lists, the
+// weights and every other set, before the matcher was run on it.
+func TestHeldout8WellFormed(t *testing.T) {
+	qs := checkWellFormed(t, heldout8Path, 210)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, tuningPath)
+}
