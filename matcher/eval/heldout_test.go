@@ -300,6 +300,16 @@ func TestHeldout7WellFormed(t *testing.T) {
 
 const heldout8Path = "../testdata/eval/heldout8.jsonl"
 
+// heldout8SHA256 pins the eighth held-out set. All seven earlier held-out
+// sets had been run on the matcher by the time it was written, so it gives
+// a blind figure again, for the built-in messages the trouble model learns
+// from. The same rules hold as for the first seven: it is not edited, its
+// misses are not looked at, and it is reported in aggregate only.
+const heldout8SHA256 = "6e7cc2c90d5e546d85f49d915fb673410de0b0b878d0940a9c9f8b6bf3b167f8"
+
+// TestHeldout8Frozen fails when the eighth held-out set changes.
+func TestHeldout8Frozen(t *testing.T) { checkFrozen(t, heldout8Path, heldout8SHA256) }
+
 // TestHeldout8WellFormed checks the eighth held-out set as the first, with
 // at least 210 queries, and that it shares no query text with the other
 // held-out sets or the tuning set. It was written from the taxonomy's ids
