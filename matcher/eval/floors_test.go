@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/incidentbot/incidentbot/cases"
 	"github.com/incidentbot/incidentbot/matcher/eval"
 )
 
@@ -211,12 +210,7 @@ func checkFloors(t *testing.T, name, path string, f floors) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := cases.Builtin(cases.DefaultTaxonomy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, _ := cases.NewLibrary(set)
-	got, base := runWithBaseline(t, name, lib, qs)
+	got, base := runWithBaseline(t, name, builtinRig(t), qs)
 	if got.Positives < 150 || got.Chatter < 20 {
 		t.Fatalf("%d positive and %d chatter queries: the held-out set is not whole", got.Positives, got.Chatter)
 	}
