@@ -261,6 +261,10 @@ func runDebug(queries, library string) error {
 		if err != nil {
 			return err
 		}
+		sc, err := m.Score(context.Background(), q.Text)
+		if err != nil {
+			return err
+		}
 		var sig []string
 		for _, s := range ans.Symptoms {
 			sig = append(sig, s.ID)
@@ -268,7 +272,7 @@ func runDebug(queries, library string) error {
 		for _, s := range ans.Components {
 			sig = append(sig, s.ID)
 		}
-		fmt.Printf("%s %s gold=%s/%v/%v sig=%v answered=%d\n", q.ID, q.Kind, q.Case, q.Symptoms, q.Components, sig, len(shown.Results))
+		fmt.Printf("%s %s gold=%s/%v/%v sig=%v report=%.3f gate=%.3f answered=%d\n", q.ID, q.Kind, q.Case, q.Symptoms, q.Components, sig, sc.Report, matcher.DefaultWeights.Trouble(sc), len(shown.Results))
 		for _, r := range ans.Results {
 			fmt.Printf("    %s score %.3f tag %.3f text %.2f %v %v\n", r.Case.ID, r.Score, r.TagScore, r.TextScore, r.Case.Symptoms, r.Case.Components)
 		}
