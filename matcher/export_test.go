@@ -103,7 +103,7 @@ func TroubleOf(lib *cases.Library, tax *cases.Taxonomy, texts []string) []float6
 	d := &learnData{}
 	d.gatherTrouble(lib, tax)
 	m := &model{TroubleVocab: d.tvocab}
-	m.TroubleW, m.TroubleB = d.troubleModel(-1)
+	m.TroubleW, m.TroubleB = d.troubleModel(-1, messageWeight)
 	out := make([]float64, len(texts))
 	for i, text := range texts {
 		out[i] = m.trouble(text)

@@ -728,7 +728,7 @@ func learn(lib *cases.Library, tax *cases.Taxonomy) *model {
 	d.prune()
 	m := d.learnTags()
 	d.gatherTrouble(lib, tax)
-	m.TroubleW, m.TroubleB = d.troubleModel(-1)
+	m.TroubleW, m.TroubleB = d.troubleModel(-1, messageWeight)
 	m.TroubleVocab = d.tvocab
 	return m
 }

@@ -3,6 +3,8 @@ package eval_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -318,4 +320,29 @@ func TestHeldout8Frozen(t *testing.T) { checkFrozen(t, heldout8Path, heldout8SHA
 func TestHeldout8WellFormed(t *testing.T) {
 	qs := checkWellFormed(t, heldout8Path, 210)
 	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, tuningPath)
+}
+
+// TestMessagesAreNotQueries checks that the built-in messages the trouble
+// model learns from (matcher/trouble_*.jsonl) share no text with any
+// evaluation set: a held-out query among them would measure what the
+// model has seen.
+func TestMessagesAreNotQueries(t *testing.T) {
+	var qs []eval.Query
+	for _, path := range []string{"../trouble_en.jsonl", "../trouble_ko.jsonl"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var m struct{ Text string }
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("%s:%d: %v", path, i+1, err)
+			}
+			qs = append(qs, eval.Query{ID: fmt.Sprintf("%s:%d", path, i+1), Text: m.Text})
+		}
+	}
+	if len(qs) < 1000 {
+		t.Fatalf("%d messages, want at least 1000", len(qs))
+	}
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, tuningPath)
 }

@@ -121,19 +121,27 @@ func main() {
 	}
 	if *trouble {
 		fmt.Printf("built-in library, %d cases, 5 folds: held-out sentences read as trouble\n", builtin.Len())
-		fmt.Printf("%6s %8s %8s %8s %8s\n", "p", "reports", "recall", "talk", "quiet")
 		// Every half percent, for the area under the ROC curve.
 		var ps []float64
 		for i := 1; i < 200; i++ {
 			ps = append(ps, float64(i)/200)
 		}
-		fits := matcher.CrossValidateTrouble(builtin, tax, ps)
-		for _, f := range fits {
-			if slices.Contains([]float64{0.03, 0.1, 0.5, 0.9, 0.99}, f.P) {
-				fmt.Printf("%6.2f %8d %8.3f %8d %8.3f\n", f.P, f.Reports, f.Recall, f.Talk, f.Quiet)
+		for _, chat := range []bool{false, true} {
+			name := "learned from the library's texts alone"
+			if chat {
+				name = "learned from the library's texts and the built-in messages (the model in use)"
 			}
+			fmt.Println(name)
+			fmt.Printf("%6s %8s %8s %8s %8s | %8s %8s %8s %8s (built-in messages)\n", "p", "reports", "recall", "talk", "quiet", "reports", "recall", "talk", "quiet")
+			fits := matcher.CrossValidateTrouble(builtin, tax, ps, chat)
+			for _, f := range fits {
+				if slices.Contains([]float64{0.03, 0.1, 0.5, 0.9, 0.99}, f.P) {
+					fmt.Printf("%6.2f %8d %8.3f %8d %8.3f | %8d %8.3f %8d %8.3f\n", f.P, f.Reports, f.Recall, f.Talk, f.Quiet, f.MessageReports, f.MessageRecall, f.MessageTalk, f.MessageQuiet)
+				}
+			}
+			lib, msg := rocArea(fits, false), rocArea(fits, true)
+			fmt.Printf("area under the ROC curve %.3f (cases' sentences), %.3f (built-in messages)\n", lib, msg)
 		}
-		fmt.Printf("area under the ROC curve %.3f\n", rocArea(fits))
 	}
 	if *compare {
 		tuning, folds, err := sets(*queries, *library, builtin, tax)
@@ -727,10 +735,15 @@ func gateFigures(ss []scoredSet, reach [][]bool, w matcher.Weights) []figures {
 // rocArea is the area under the ROC curve the trouble model's figures trace
 // (false positives: talk read as trouble; true: reports read as trouble),
 // by the trapezoid rule.
-func rocArea(fits []matcher.TroubleFit) float64 {
+// With messages, of the built-in messages' figures.
+func rocArea(fits []matcher.TroubleFit, messages bool) float64 {
 	type point struct{ x, y float64 }
 	pts := []point{{0, 0}, {1, 1}}
 	for _, f := range fits {
+		if messages {
+			pts = append(pts, point{1 - f.MessageQuiet, f.MessageRecall})
+			continue
+		}
 		pts = append(pts, point{1 - f.Quiet, f.Recall})
 	}
 	slices.SortFunc(pts, func(a, b point) int {

@@ -1,0 +1,78 @@
+package matcher
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMessages checks the built-in messages the trouble model learns from:
+// they parse, each file holds its own language, both labels are there in
+// each language in about equal numbers, and no text is there twice.
+func TestMessages(t *testing.T) {
+	ms, err := messages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]map[bool]int{"en": {}, "ko": {}}
+	seen := map[string]bool{}
+	for i, m := range ms {
+		if _, ok := count[m.Lang]; !ok {
+			t.Errorf("message %d: lang %q, want en or ko", i, m.Lang)
+			continue
+		}
+		count[m.Lang][m.Trouble]++
+		key := strings.Join(strings.Fields(strings.ToLower(m.Text)), " ")
+		if seen[key] {
+			t.Errorf("message %d: text there twice: %q", i, m.Text)
+		}
+		seen[key] = true
+		if m.Style == "" {
+			t.Errorf("message %d: no style", i)
+		}
+	}
+	for lang, c := range count {
+		if c[true] < 250 || c[false] < 250 {
+			t.Errorf("%s: %d trouble and %d other messages, want at least 250 of each", lang, c[true], c[false])
+		}
+	}
+}
+
+// TestReadMessages checks that a malformed message file is refused with
+// the line that is wrong, never read in part.
+func TestReadMessages(t *testing.T) {
+	good := `{"lang":"en","trouble":true,"style":"chat","text":"db is down"}` + "\n\n" +
+		`{"lang":"ko","trouble":false,"style":"social","text":"감사합니다"}` + "\n"
+	ms, err := readMessages([]byte(good))
+	if err != nil || len(ms) != 2 || !ms[0].Trouble || ms[1].Text != "감사합니다" {
+		t.Fatalf("readMessages(good) = %+v, %v", ms, err)
+	}
+	for name, data := range map[string]string{
+		"not JSON":      `{"lang":"en","trouble":true,"style":"chat","text":"db is down"}` + "\n" + `{"lang":`,
+		"unknown field": `{"lang":"en","trouble":true,"style":"chat","text":"x","label":1}`,
+		"no text":       `{"lang":"en","trouble":true,"style":"chat","text":"  "}`,
+		"wrong type":    `{"lang":"en","trouble":"yes","style":"chat","text":"x"}`,
+	} {
+		if _, err := readMessages([]byte(data)); err == nil || !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%s: readMessages = %v, want an error naming the line", name, err)
+		}
+	}
+}
+
+// FuzzReadMessages checks that no input makes the message reader panic,
+// and that what it accepts has text.
+func FuzzReadMessages(f *testing.F) {
+	f.Add([]byte(`{"lang":"en","trouble":true,"style":"chat","text":"db is down"}`))
+	f.Add([]byte("{}\n{\"text\":\"\u00a0\"}"))
+	f.Add([]byte("\xff\xfe"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ms, err := readMessages(data)
+		if err != nil {
+			return
+		}
+		for _, m := range ms {
+			if strings.TrimSpace(m.Text) == "" {
+				t.Fatalf("accepted a message with no text: %+v", m)
+			}
+		}
+	})
+}
