@@ -21,9 +21,9 @@ type floors struct {
 // matcher does not reach a target yet, the floor is the measured figure
 // less a small margin, so that the test still catches a regression; each
 // such floor says so, and README "How matching works" gives the figure.
-// Since the logistic trouble model and answer gate, every target but
-// silence holds on this set (hit@3 0.900, answered 0.965, Korean and
-// English 0.040 apart).
+// Since the trouble model learned from the built-in messages, every
+// target holds on this set (hit@3 0.900, answered 0.959, silence 0.969,
+// Korean and English 0.040 apart).
 var heldoutFloors = floors{
 	ndcgOverBaseline: 0.15,
 	hit3:             0.85,
@@ -34,11 +34,10 @@ var heldoutFloors = floors{
 		"status": 0.70,
 	},
 	answered: 0.90,
-	// Measured 0.906 (29 of its 32 chatter messages silent; 30 with the
-	// naive Bayes trouble model and the rules' gate, and 30 again since
-	// titles and impact joined the trouble model's reports) less 0.02;
-	// target 0.95.
-	silence: 0.886,
+	// Target; measured 0.969 (31 of its 32 chatter messages silent)
+	// since the trouble model learned from the built-in messages, 0.906
+	// to 0.938 before.
+	silence: 0.95,
 	koEnGap: 0.05,
 }
 
@@ -66,27 +65,28 @@ var heldout2Floors = floors{
 // heldout3Floors hold the third held-out set. It was written before the
 // trouble model and frozen before the matcher was run on it; its figures
 // were taken in aggregate only and chose nothing (README "Third held-out
-// set"). Targets met are held as targets; the others at the latest figure
-// (logistic trouble model and answer gate) less 0.02.
+// set"). Since the trouble model learned from the built-in messages every
+// target holds, and is held.
 var heldout3Floors = floors{
-	ndcgOverBaseline: 0.15,  // target; measured 0.808 against 0.546
-	hit3:             0.808, // measured 0.828 less 0.02; target 0.85
+	ndcgOverBaseline: 0.15, // target; measured 0.810 against 0.546
+	hit3:             0.85, // target; measured 0.852 (0.840 before the built-in messages)
 	styleHit3: map[string]float64{
-		"alert":  0.70,  // target; measured 0.791
-		"chat":   0.70,  // target; measured 0.923
-		"report": 0.70,  // target; measured 0.917
-		"status": 0.638, // measured 0.658 less 0.02; target 0.70
+		"alert":  0.70, // target; measured 0.814
+		"chat":   0.70, // target; measured 0.923
+		"report": 0.70, // target; measured 0.944
+		"status": 0.70, // target; measured 0.711 (0.658 before the built-in messages)
 	},
-	answered: 0.90,  // target; measured 0.947
-	silence:  0.924, // measured 0.944 (0.972 before titles and impact taught the trouble model) less 0.02; target 0.95
-	koEnGap:  0.05,  // target; measured 0.006 (ko 0.831, en 0.837)
+	answered: 0.90, // target; measured 0.976
+	silence:  0.95, // target; measured 1.000 (0.944 before the built-in messages)
+	koEnGap:  0.05, // target; measured 0.033 (ko 0.870, en 0.837)
 }
 
 // heldout4Floors hold the fourth held-out set. It was written blind and
 // frozen before the logistic trouble model and answer gate; its figures
 // were taken twice, in aggregate only, on the matcher before that change
 // and after it, and chose nothing (README "Fourth held-out set"). Targets
-// met are held as targets; silence at the second figure less 0.02.
+// met are held as targets; silence at its figure since the trouble model
+// learned from the built-in messages, less 0.02.
 var heldout4Floors = floors{
 	ndcgOverBaseline: 0.15, // target; measured 0.837 against 0.589
 	hit3:             0.85, // target; measured 0.892
@@ -97,15 +97,16 @@ var heldout4Floors = floors{
 		"status": 0.70, // target; measured 0.875
 	},
 	answered: 0.90,  // target; measured 0.960
-	silence:  0.822, // measured 0.842 less 0.02 (0.868 since titles and impact joined the trouble model's reports); target 0.95
-	koEnGap:  0.078, // measured 0.058 (ko 0.924, en 0.866) since the best text hit's lead counts, plus 0.02; target 0.05
+	silence:  0.901, // measured 0.921 (0.842 before the built-in messages) less 0.02; target 0.95
+	koEnGap:  0.05,  // target; measured 0.012 (ko 0.899, en 0.887), 0.058 before the built-in messages
 }
 
 // heldout5Floors hold the fifth held-out set, a second blind measure of the
 // logistic trouble model and answer gate: it was frozen before they
 // reached main, and its figures were taken twice, in aggregate only, before
 // and after, and chose nothing. Targets met are held as targets; silence
-// at the second figure less 0.02.
+// at its figure since the trouble model learned from the built-in
+// messages, less 0.02.
 var heldout5Floors = floors{
 	ndcgOverBaseline: 0.15, // target; measured 0.829 against 0.545
 	hit3:             0.85, // target; measured 0.886
@@ -115,9 +116,9 @@ var heldout5Floors = floors{
 		"report": 0.70, // target; measured 0.921
 		"status": 0.70, // target; measured 0.800
 	},
-	answered: 0.90,  // target; measured 0.938
-	silence:  0.743, // measured 0.763 (0.816 before titles and impact taught the trouble model) less 0.02; target 0.95
-	koEnGap:  0.05,  // target; measured 0.043 (ko 0.863, en 0.906)
+	answered: 0.90,  // target; measured 0.920
+	silence:  0.927, // measured 0.947 (0.789 before the built-in messages) less 0.02; target 0.95
+	koEnGap:  0.05,  // target; measured 0.025 (ko 0.850, en 0.875)
 }
 
 // heldout6Floors hold the sixth held-out set. It was written blind and
@@ -127,17 +128,17 @@ var heldout5Floors = floors{
 // held as targets; the others at the second figure less 0.02 (the Korean
 // and English gap at most the measured gap plus 0.02).
 var heldout6Floors = floors{
-	ndcgOverBaseline: 0.15,  // target; measured 0.779 against 0.559
-	hit3:             0.781, // measured 0.801 less 0.02; target 0.85
+	ndcgOverBaseline: 0.15,  // target; measured 0.786 against 0.559
+	hit3:             0.792, // measured 0.812 (0.807 before the built-in messages) less 0.02; target 0.85
 	styleHit3: map[string]float64{
-		"alert":  0.669, // measured 0.689 since the best text hit's lead counts (0.711 before) less 0.02; target 0.70
-		"chat":   0.70,  // target; measured 0.811
-		"report": 0.70,  // target; measured 0.895
-		"status": 0.70,  // target; measured 0.800
+		"alert":  0.70, // target; measured 0.711 (0.689 before the built-in messages)
+		"chat":   0.70, // target; measured 0.811
+		"report": 0.70, // target; measured 0.921
+		"status": 0.70, // target; measured 0.825
 	},
 	answered: 0.90,  // target; measured 0.949
-	silence:  0.822, // measured 0.842 less 0.02; target 0.95
-	koEnGap:  0.087, // measured 0.067 (ko 0.838, en 0.771) plus 0.02; target 0.05
+	silence:  0.95,  // target; measured 1.000 (0.842 before the built-in messages)
+	koEnGap:  0.089, // measured 0.069 (ko 0.850, en 0.781) plus 0.02; target 0.05
 }
 
 // heldout7Floors hold the seventh held-out set. It was written blind and
@@ -155,9 +156,28 @@ var heldout7Floors = floors{
 		"report": 0.70, // target; measured 0.949
 		"status": 0.70, // target; measured 0.805
 	},
-	answered: 0.90,  // target; measured 0.955
-	silence:  0.927, // measured 0.947 less 0.02; target 0.95
-	koEnGap:  0.05,  // target; measured 0.008 (ko 0.852, en 0.844)
+	answered: 0.90, // target; measured 0.944
+	silence:  0.95, // target; measured 0.974 (0.947 before the built-in messages)
+	koEnGap:  0.05, // target; measured 0.008 (ko 0.852, en 0.844)
+}
+
+// heldout8Floors hold the eighth held-out set. It was written blind and
+// frozen before the trouble model learned from the built-in messages; its
+// figures were taken twice, in aggregate only, before that change and
+// after it, and chose nothing (README "Eighth held-out set"). Every
+// target holds, and is held.
+var heldout8Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.807 against 0.574
+	hit3:             0.85, // target; measured 0.893 (0.881 before)
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.783
+		"chat":   0.70, // target; measured 0.942
+		"report": 0.70, // target; measured 0.974
+		"status": 0.70, // target; measured 0.878
+	},
+	answered: 0.90, // target; measured 0.966 (0.944 before)
+	silence:  0.95, // target; measured 1.000 (0.684 before)
+	koEnGap:  0.05, // target; measured 0.004 (ko 0.890, en 0.894)
 }
 
 // TestHeldoutFloors holds the matcher's quality on the frozen held-out set,
@@ -200,6 +220,12 @@ func TestHeldout6Floors(t *testing.T) {
 // held-out set, against the built-in library.
 func TestHeldout7Floors(t *testing.T) {
 	checkFloors(t, "held-out 7", heldout7Path, heldout7Floors)
+}
+
+// TestHeldout8Floors holds the matcher's quality on the eighth frozen
+// held-out set, against the built-in library.
+func TestHeldout8Floors(t *testing.T) {
+	checkFloors(t, "held-out 8", heldout8Path, heldout8Floors)
 }
 
 // checkFloors measures the matcher and the text-only baseline on the
