@@ -91,7 +91,7 @@ func NBThresholds(tags []cases.Kind, labels [][]int32, scores [][]float32) []flo
 	docs := make([]*trainDoc, len(labels))
 	var flat []float32
 	for j := range labels {
-		docs[j] = &trainDoc{labels: labels[j]}
+		docs[j] = &trainDoc{labels: labels[j], kinds: allKinds}
 		flat = append(flat, scores[j]...)
 	}
 	return thresholds(docs, flat, refs, nbRule)
@@ -109,4 +109,12 @@ func TroubleOf(lib *cases.Library, tax *cases.Taxonomy, texts []string) []float6
 		out[i] = m.trouble(text)
 	}
 	return out
+}
+
+// SetMessageTags sets how many times each built-in message that reports
+// trouble counts for the tag model, until restore is called.
+func SetMessageTags(n int) (restore func()) {
+	old := messageTags
+	messageTags = n
+	return func() { messageTags = old }
 }

@@ -9,13 +9,16 @@ import (
 // TagF1 is the cross-validated quality of tag inference for one kind of tag
 // in one language, micro-averaged over the held-out texts.
 type TagF1 struct {
-	Kind      cases.Kind `json:"kind"`
-	Lang      cases.Lang `json:"lang"`
-	Method    string     `json:"method"` // "phrases", "nb", "logit", "both" (phrases and the model Infer uses) or "all" (phrases and both models)
-	Texts     int        `json:"texts"`
-	Precision float64    `json:"precision"`
-	Recall    float64    `json:"recall"`
-	F1        float64    `json:"f1"`
+	Kind   cases.Kind `json:"kind"`
+	Lang   cases.Lang `json:"lang"`
+	Method string     `json:"method"` // "phrases", "nb", "logit", "both" (phrases and the model Infer uses) or "all" (phrases and both models)
+	// Messages: of the built-in messages that report trouble, not of the
+	// cases' titles and symptoms texts.
+	Messages  bool    `json:"messages,omitempty"`
+	Texts     int     `json:"texts"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
 }
 
 // CrossValidateTags measures tag inference on the library's own texts by
@@ -33,9 +36,10 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 	lr := nestedTags(docs, lrScores, d.tags, logitRule)
 	ext := NewExtractor(tax)
 	type key struct {
-		kind   cases.Kind
-		lang   cases.Lang
-		method string
+		kind     cases.Kind
+		lang     cases.Lang
+		method   string
+		messages bool
 	}
 	type tally struct{ tp, fp, fn, n int }
 	res := map[key]*tally{}
@@ -81,10 +85,14 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 			got  map[int32]bool
 		}{{"phrases", phrased}, {"nb", nb[j]}, {"logit", lr[j]}, {"both", both}, {"all", all}} {
 			for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
-				tl := res[key{kind, doc.lang, m.name}]
+				if doc.kinds&kindBit(kind) == 0 {
+					continue
+				}
+				k := key{kind, doc.lang, m.name, doc.message}
+				tl := res[k]
 				if tl == nil {
 					tl = &tally{}
-					res[key{kind, doc.lang, m.name}] = tl
+					res[k] = tl
 				}
 				tl.n++
 				for i := range m.got {
@@ -106,24 +114,26 @@ func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
 		}
 	}
 	var out []TagF1
-	for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
-		for _, lang := range []cases.Lang{cases.English, cases.Korean} {
-			for _, method := range []string{"phrases", "nb", "logit", "both", "all"} {
-				tl := res[key{kind, lang, method}]
-				if tl == nil {
-					continue
+	for _, messages := range []bool{false, true} {
+		for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
+			for _, lang := range []cases.Lang{cases.English, cases.Korean} {
+				for _, method := range []string{"phrases", "nb", "logit", "both", "all"} {
+					tl := res[key{kind, lang, method, messages}]
+					if tl == nil {
+						continue
+					}
+					f := TagF1{Kind: kind, Lang: lang, Method: method, Texts: tl.n, Messages: messages}
+					if tl.tp+tl.fp > 0 {
+						f.Precision = float64(tl.tp) / float64(tl.tp+tl.fp)
+					}
+					if tl.tp+tl.fn > 0 {
+						f.Recall = float64(tl.tp) / float64(tl.tp+tl.fn)
+					}
+					if f.Precision+f.Recall > 0 {
+						f.F1 = 2 * f.Precision * f.Recall / (f.Precision + f.Recall)
+					}
+					out = append(out, f)
 				}
-				f := TagF1{Kind: kind, Lang: lang, Method: method, Texts: tl.n}
-				if tl.tp+tl.fp > 0 {
-					f.Precision = float64(tl.tp) / float64(tl.tp+tl.fp)
-				}
-				if tl.tp+tl.fn > 0 {
-					f.Recall = float64(tl.tp) / float64(tl.tp+tl.fn)
-				}
-				if f.Precision+f.Recall > 0 {
-					f.F1 = 2 * f.Precision * f.Recall / (f.Precision + f.Recall)
-				}
-				out = append(out, f)
 			}
 		}
 	}

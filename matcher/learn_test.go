@@ -162,3 +162,33 @@ func TestSymptomThresholdIsSurer(t *testing.T) {
 		t.Errorf("component threshold %v, want one at or below 5", theta[1])
 	}
 }
+
+// TestMessageTagsTeachTheModel checks what the built-in messages' tags
+// are for: cross-validated over the messages' folds, the tags the model
+// gives the held-out messages match theirs better when it has learned
+// from the other folds' messages than from the library's texts alone.
+func TestMessageTagsTeachTheModel(t *testing.T) {
+	lib := testLibrary(t)
+	tax := cases.DefaultTaxonomy()
+	f1 := func(n int) map[string]float64 {
+		t.Helper()
+		defer matcher.SetMessageTags(n)()
+		out := map[string]float64{}
+		for _, r := range matcher.CrossValidateTags(lib, tax) {
+			if r.Messages && r.Method == "nb" {
+				out[string(r.Kind)+" "+string(r.Lang)] = r.F1
+			}
+		}
+		return out
+	}
+	without, with := f1(0), f1(2)
+	if len(with) != 4 {
+		t.Fatalf("message F1 by kind and language: %v, want symptoms and components in en and ko", with)
+	}
+	for k, w := range with {
+		t.Logf("%s: model F1 on held-out messages %.3f from the library alone, %.3f with the messages", k, without[k], w)
+		if w < without[k]+0.04 {
+			t.Errorf("%s: F1 %.3f with the messages, %.3f without: want at least 0.04 more", k, w, without[k])
+		}
+	}
+}

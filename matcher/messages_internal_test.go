@@ -3,12 +3,18 @@ package matcher
 import (
 	"strings"
 	"testing"
+
+	"github.com/incidentbot/incidentbot/cases"
 )
 
 // TestMessages checks the built-in messages the trouble model learns from:
 // they parse, each file holds its own language, both labels are there in
-// each language in about equal numbers, and no text is there twice.
+// each language, no text is there twice, and the tags of a report of
+// trouble (which the tag model learns from) are taxonomy ids of the right
+// kind, while talk has none.
 func TestMessages(t *testing.T) {
+	tax := cases.DefaultTaxonomy()
+	tagged := 0
 	ms, err := messages()
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +35,25 @@ func TestMessages(t *testing.T) {
 		if m.Style == "" {
 			t.Errorf("message %d: no style", i)
 		}
+		if !m.Trouble && len(m.Symptoms)+len(m.Components) > 0 {
+			t.Errorf("message %d: talk with tags: %q", i, m.Text)
+		}
+		for _, kl := range []struct {
+			kind cases.Kind
+			ids  []string
+		}{{cases.KindSymptom, m.Symptoms}, {cases.KindComponent, m.Components}} {
+			for _, id := range kl.ids {
+				if _, ok := tax.Lookup(kl.kind, id); !ok {
+					t.Errorf("message %d: %s %q is not a taxonomy id of that kind", i, kl.kind, id)
+				}
+			}
+		}
+		if len(m.Symptoms) > 0 && len(m.Components) > 0 {
+			tagged++
+		}
+	}
+	if tagged < 900 {
+		t.Errorf("%d messages carry both symptoms and components, want at least 900", tagged)
 	}
 	for lang, c := range count {
 		if c[true] < 250 || c[false] < 250 {

@@ -95,6 +95,10 @@ type message struct {
 	Trouble bool   `json:"trouble"`
 	Style   string `json:"style"`
 	Text    string `json:"text"`
+	// A report of trouble names the symptoms and components it
+	// describes, which the tag model learns from (see gather).
+	Symptoms   []string `json:"symptoms,omitempty"`
+	Components []string `json:"components,omitempty"`
 }
 
 // The built-in messages: incident-channel and ops-channel messages in

@@ -114,9 +114,13 @@ func main() {
 		start := time.Now()
 		rep := matcher.CrossValidateTags(builtin, tax)
 		fmt.Printf("built-in library, %d cases, 5 folds, %s\n", builtin.Len(), time.Since(start).Round(time.Millisecond))
-		fmt.Printf("%-12s %-4s %-8s %6s %6s %6s %6s\n", "kind", "lang", "method", "texts", "P", "R", "F1")
+		fmt.Printf("%-9s %-12s %-4s %-8s %6s %6s %6s %6s\n", "texts of", "kind", "lang", "method", "texts", "P", "R", "F1")
 		for _, r := range rep {
-			fmt.Printf("%-12s %-4s %-8s %6d %6.3f %6.3f %6.3f\n", r.Kind, r.Lang, r.Method, r.Texts, r.Precision, r.Recall, r.F1)
+			of := "cases"
+			if r.Messages {
+				of = "messages"
+			}
+			fmt.Printf("%-9s %-12s %-4s %-8s %6d %6.3f %6.3f %6.3f\n", of, r.Kind, r.Lang, r.Method, r.Texts, r.Precision, r.Recall, r.F1)
 		}
 	}
 	if *trouble {
