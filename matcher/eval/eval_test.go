@@ -14,7 +14,7 @@ import (
 // TestQualityFloors holds match quality above its floors on the evaluation
 // set, against the labelled test library and the built-in library:
 // hit@3 >= 0.85, silence on chatter >= 0.90, Korean hit@3 within 0.08 of
-// English (0.12 in the test library), and nDCG@5 at least 0.10 above a text-only baseline. Positive
+// English (0.09 in the test library), and nDCG@5 at least 0.10 above a text-only baseline. Positive
 // queries none of a library's cases is relevant to are left out for it.
 func TestQualityFloors(t *testing.T) {
 	qs, err := eval.Load("../testdata/eval/tuning.jsonl")
@@ -43,19 +43,19 @@ func TestQualityFloors(t *testing.T) {
 		set  *cases.Set // nil: the built-in library
 		min  int
 		// koGap is how far Korean hit@3 may be from English. Target
-		// 0.05; on the built-in library the learned ranking measures
-		// 0.014 (Korean 0.870, English 0.884) but has measured up to
-		// 0.077 as the library grew, so its floor is 0.08. In the test
-		// library it measures 0.110 (Korean 0.816, English 0.926) since
-		// the trouble model learned from the built-in messages, 0.075
-		// before: the refitted gate shows more of the close cases, which
-		// English queries gain by, and two Korean reports in the formal
-		// register of an announcement go unanswered. The text-only
-		// baseline's gap is 0.087: its 48 cases answer fewer of the
-		// Korean queries' services. Its floor is 0.12. On every held-out
-		// set the gap is 0.04 or less but one (0.069).
+		// 0.05; on the built-in library it measures 0.054 (Korean
+		// 0.818, English 0.872) since the gate learned to keep more
+		// chatter silent, and has measured 0.014 to 0.077 as the library
+		// grew, so its floor is 0.08. In the test
+		// library it measures 0.075 (Korean 0.851, English 0.926) since
+		// the tag model learned from the built-in messages' tags; it
+		// measured 0.110 just before (the gate refitted on the trouble
+		// model's messages answered two Korean reports fewer) and 0.075
+		// before that. The text-only baseline's gap is 0.087: its 48
+		// cases answer fewer of the Korean queries' services. Its floor
+		// is 0.09.
 		koGap float64
-	}{{"test library", test, 40, 0.12}, {"built-in library", nil, 250, 0.08}} {
+	}{{"test library", test, 40, 0.09}, {"built-in library", nil, 250, 0.08}} {
 		t.Run(lib.name, func(t *testing.T) {
 			var r *rig
 			if lib.set != nil {
