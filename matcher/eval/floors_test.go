@@ -176,58 +176,31 @@ var heldout9Floors = floors{
 	koEnGap:  0.118, // measured 0.098 (ko 0.935, en 0.837) plus 0.02; target 0.05
 }
 
-// TestHeldoutFloors holds the matcher's quality on the frozen held-out set,
-// against the built-in library its labels refer to.
+// heldoutSets are the frozen held-out sets and their floors, by the name
+// go run ./matcher/cmd/eval -set gives each.
+var heldoutSets = []struct {
+	name, path string
+	floors     floors
+}{
+	{"heldout", heldoutPath, heldoutFloors},
+	{"heldout2", heldout2Path, heldout2Floors},
+	{"heldout3", heldout3Path, heldout3Floors},
+	{"heldout4", heldout4Path, heldout4Floors},
+	{"heldout5", heldout5Path, heldout5Floors},
+	{"heldout6", heldout6Path, heldout6Floors},
+	{"heldout7", heldout7Path, heldout7Floors},
+	{"heldout8", heldout8Path, heldout8Floors},
+	{"heldout9", heldout9Path, heldout9Floors},
+}
+
+// TestHeldoutFloors holds the matcher's quality on each frozen held-out
+// set, against the built-in library their labels refer to.
 func TestHeldoutFloors(t *testing.T) {
-	checkFloors(t, "held-out", heldoutPath, heldoutFloors)
-}
-
-// TestHeldout2Floors holds the matcher's quality on the second frozen
-// held-out set, against the built-in library.
-func TestHeldout2Floors(t *testing.T) {
-	checkFloors(t, "held-out 2", heldout2Path, heldout2Floors)
-}
-
-// TestHeldout3Floors holds the matcher's quality on the third frozen
-// held-out set, against the built-in library.
-func TestHeldout3Floors(t *testing.T) {
-	checkFloors(t, "held-out 3", heldout3Path, heldout3Floors)
-}
-
-// TestHeldout4Floors holds the matcher's quality on the fourth frozen
-// held-out set, against the built-in library.
-func TestHeldout4Floors(t *testing.T) {
-	checkFloors(t, "held-out 4", heldout4Path, heldout4Floors)
-}
-
-// TestHeldout5Floors holds the matcher's quality on the fifth frozen
-// held-out set, against the built-in library.
-func TestHeldout5Floors(t *testing.T) {
-	checkFloors(t, "held-out 5", heldout5Path, heldout5Floors)
-}
-
-// TestHeldout6Floors holds the matcher's quality on the sixth frozen
-// held-out set, against the built-in library.
-func TestHeldout6Floors(t *testing.T) {
-	checkFloors(t, "held-out 6", heldout6Path, heldout6Floors)
-}
-
-// TestHeldout7Floors holds the matcher's quality on the seventh frozen
-// held-out set, against the built-in library.
-func TestHeldout7Floors(t *testing.T) {
-	checkFloors(t, "held-out 7", heldout7Path, heldout7Floors)
-}
-
-// TestHeldout8Floors holds the matcher's quality on the eighth frozen
-// held-out set, against the built-in library.
-func TestHeldout8Floors(t *testing.T) {
-	checkFloors(t, "held-out 8", heldout8Path, heldout8Floors)
-}
-
-// TestHeldout9Floors holds the matcher's quality on the ninth frozen
-// held-out set, against the built-in library.
-func TestHeldout9Floors(t *testing.T) {
-	checkFloors(t, "held-out 9", heldout9Path, heldout9Floors)
+	for _, set := range heldoutSets {
+		t.Run(set.name, func(t *testing.T) {
+			checkFloors(t, set.name, set.path, set.floors)
+		})
+	}
 }
 
 // checkFloors measures the matcher and the text-only baseline on the
