@@ -304,10 +304,21 @@ type Parsed struct {
 	idx   int // index of the case in its file
 	start pos
 	pos   positions
+	// The JSON the case was decoded from, the file it is part of and its
+	// offset there: where pos is found, the first time a problem needs
+	// it (most cases have none, and finding every field's place costs
+	// as much as decoding).
+	raw, whole []byte
+	base       int
 }
 
 // locate fills in a problem's line and column from its field.
-func (pc *Parsed) locate(p *Problem) { pc.pos.locate(p, pc.start) }
+func (pc *Parsed) locate(p *Problem) {
+	if pc.pos == nil && pc.raw != nil && p.Line == 0 {
+		pc.pos = jsonPositions(pc.raw, pc.whole, pc.base)
+	}
+	pc.pos.locate(p, pc.start)
+}
 
 // Parse reads the cases in one file's contents: a JSON object, a JSON array of
 // objects, JSON lines, or YAML (one case or a list), chosen by the file name's
@@ -440,7 +451,7 @@ func decodeCase(file string, data, whole []byte, base int) Parsed {
 		pc.Problems = []Problem{jsonProblem(file, whole, base, err)}
 		return pc
 	}
-	pc.pos = jsonPositions(data, whole, base)
+	pc.raw, pc.whole, pc.base = data, whole, base
 	pc.Case, pc.Problems = decodeLenient(data)
 	for i := range pc.Problems {
 		pc.Problems[i].File = file
