@@ -343,6 +343,18 @@ func TestHeldout9WellFormed(t *testing.T) {
 	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, tuningPath)
 }
 
+const heldout10Path = "../testdata/eval/heldout10.jsonl"
+
+// TestHeldout10WellFormed checks the tenth held-out set as the first, with
+// at least 210 queries, and that it shares no query text with the other
+// held-out sets or the tuning set. Like the ninth, it was written from the
+// taxonomy's ids and the built-in cases' facts alone, apart from the phrase
+// lists, the weights and every other set, before the matcher was run on it.
+func TestHeldout10WellFormed(t *testing.T) {
+	qs := checkWellFormed(t, heldout10Path, 210)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, tuningPath)
+}
+
 // TestMessagesAreNotQueries checks that the built-in messages the trouble
 // model learns from (matcher/trouble_*.jsonl) share no text with any
 // evaluation set: a held-out query among them would measure what the
