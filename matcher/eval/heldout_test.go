@@ -345,6 +345,14 @@ func TestHeldout9WellFormed(t *testing.T) {
 
 const heldout10Path = "../testdata/eval/heldout10.jsonl"
 
+// heldout10SHA256 pins the tenth held-out set, written blind before the
+// built-in messages grew from 1,720 to 2,920. The same rules hold as for
+// the first nine.
+const heldout10SHA256 = "d2115ba9fa9a2e099e5643534962e2684d09b290df869c7cbf70fa0d242a5683"
+
+// TestHeldout10Frozen fails when the tenth held-out set changes.
+func TestHeldout10Frozen(t *testing.T) { checkFrozen(t, heldout10Path, heldout10SHA256) }
+
 // TestHeldout10WellFormed checks the tenth held-out set as the first, with
 // at least 210 queries, and that it shares no query text with the other
 // held-out sets or the tuning set. Like the ninth, it was written from the
@@ -377,5 +385,5 @@ func TestMessagesAreNotQueries(t *testing.T) {
 	if len(qs) < 1000 {
 		t.Fatalf("%d messages, want at least 1000", len(qs))
 	}
-	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, tuningPath)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, tuningPath)
 }

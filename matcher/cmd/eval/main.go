@@ -3,7 +3,7 @@
 // the built-in library, then the tuning set against the test library and the
 // built-in library.
 //
-//	go run ./matcher/cmd/eval [-set heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|heldout9|tuning|all] [-queries FILE] [-library DIR] [-misses]
+//	go run ./matcher/cmd/eval [-set heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|heldout9|heldout10|tuning|all] [-queries FILE] [-library DIR] [-misses]
 //
 // The held-out sets are frozen and reported in aggregate only: -misses,
 // -debug and -tags work on the tuning set (or -queries FILE). The ranking's
@@ -25,16 +25,17 @@ import (
 )
 
 const (
-	heldoutPath  = "matcher/testdata/eval/heldout.jsonl"
-	heldout2Path = "matcher/testdata/eval/heldout2.jsonl"
-	heldout3Path = "matcher/testdata/eval/heldout3.jsonl"
-	heldout4Path = "matcher/testdata/eval/heldout4.jsonl"
-	heldout5Path = "matcher/testdata/eval/heldout5.jsonl"
-	heldout6Path = "matcher/testdata/eval/heldout6.jsonl"
-	heldout7Path = "matcher/testdata/eval/heldout7.jsonl"
-	heldout8Path = "matcher/testdata/eval/heldout8.jsonl"
-	heldout9Path = "matcher/testdata/eval/heldout9.jsonl"
-	tuningPath   = "matcher/testdata/eval/tuning.jsonl"
+	heldoutPath   = "matcher/testdata/eval/heldout.jsonl"
+	heldout2Path  = "matcher/testdata/eval/heldout2.jsonl"
+	heldout3Path  = "matcher/testdata/eval/heldout3.jsonl"
+	heldout4Path  = "matcher/testdata/eval/heldout4.jsonl"
+	heldout5Path  = "matcher/testdata/eval/heldout5.jsonl"
+	heldout6Path  = "matcher/testdata/eval/heldout6.jsonl"
+	heldout7Path  = "matcher/testdata/eval/heldout7.jsonl"
+	heldout8Path  = "matcher/testdata/eval/heldout8.jsonl"
+	heldout9Path  = "matcher/testdata/eval/heldout9.jsonl"
+	heldout10Path = "matcher/testdata/eval/heldout10.jsonl"
+	tuningPath    = "matcher/testdata/eval/tuning.jsonl"
 )
 
 // heldoutSets are the frozen held-out sets by their -set name, in the order
@@ -49,13 +50,14 @@ var heldoutSets = []struct{ name, path string }{
 	{"heldout7", heldout7Path},
 	{"heldout8", heldout8Path},
 	{"heldout9", heldout9Path},
+	{"heldout10", heldout10Path},
 }
 
 // errHeldout is returned when a per-query view is asked of a held-out set.
 var errHeldout = errors.New("the held-out sets are reported in aggregate only, so that nothing is tuned on them; -misses, -debug and -tags work on the tuning set (-set tuning) or on -queries FILE")
 
 func main() {
-	set := flag.String("set", "all", "which evaluation set to report: heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9, tuning or all (held-out sets first)")
+	set := flag.String("set", "all", "which evaluation set to report: heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9, heldout10, tuning or all (held-out sets first)")
 	queries := flag.String("queries", "", "evaluate this query file (JSON lines) instead of the sets, like the tuning set")
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
 	misses := flag.Bool("misses", false, "list the queries each run missed (tuning set or -queries only)")
@@ -71,9 +73,9 @@ func main() {
 
 func dispatch(set, queries, library, scoring, tags string, misses, debug bool) error {
 	switch set {
-	case "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "tuning", "all":
+	case "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "tuning", "all":
 	default:
-		return fmt.Errorf("-set %q: want heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9, tuning or all", set)
+		return fmt.Errorf("-set %q: want heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9, heldout10, tuning or all", set)
 	}
 	perQuery := misses || debug || tags != ""
 	if perQuery && queries != "" && isHeldout(queries) {
