@@ -15,7 +15,7 @@ import (
 
 // modelVersion changes whenever training changes, so that a model cached by
 // an older version is never reused.
-const modelVersion = "8"
+const modelVersion = "9"
 
 // modelKey names what a model was trained on: the library's indexed content
 // (the index's own key), the taxonomy's phrases and definitions, and the
