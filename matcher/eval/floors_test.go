@@ -18,162 +18,179 @@ type floors struct {
 }
 
 // The floors of each held-out set are issue 9's targets where the set's
-// latest figures meet them (go run ./matcher/cmd/eval -set heldoutN, since
-// the tag model learned from the built-in messages' tags; README "Match
-// quality"), and otherwise those figures less 0.02 (a Korean and English
-// gap at most the figure plus 0.02), so that the test still catches a
-// regression. Each floor gives its figure.
+// latest figures meet them (go run ./matcher/cmd/eval -set heldoutN, with
+// 2,920 built-in messages; README "Match quality"), and otherwise those
+// figures less 0.02 (a Korean and English gap at most the figure plus
+// 0.02), so that the test still catches a regression. Each floor gives its
+// figure.
 
 // heldoutFloors hold the first held-out set. It was written before the
 // learned parts and has been run many times since; its figures chose
 // nothing.
 var heldoutFloors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.846 against 0.544
-	hit3:             0.85, // target; measured 0.918
+	ndcgOverBaseline: 0.15, // target; measured 0.854 against 0.544
+	hit3:             0.85, // target; measured 0.912
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.907
-		"chat":   0.70, // target; measured 0.952
+		"alert":  0.70, // target; measured 0.930
+		"chat":   0.70, // target; measured 0.937
 		"report": 0.70, // target; measured 1.000
-		"status": 0.70, // target; measured 0.781
+		"status": 0.70, // target; measured 0.750
 	},
 	answered: 0.90, // target; measured 0.971
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.014 (ko 0.927, en 0.913)
+	koEnGap:  0.05, // target; measured 0.023 (ko 0.927, en 0.904)
 }
 
 // heldout2Floors hold the second held-out set. Its first figures were taken
 // at the commit that froze it (README "Second held-out set"); it has been
 // run since, and chose nothing.
 var heldout2Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.829 against 0.549
-	hit3:             0.85, // target; measured 0.900
+	ndcgOverBaseline: 0.15, // target; measured 0.849 against 0.549
+	hit3:             0.85, // target; measured 0.906
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.925
-		"chat":   0.70, // target; measured 0.840
+		"alert":  0.70, // target; measured 0.950
+		"chat":   0.70, // target; measured 0.860
 		"report": 0.70, // target; measured 0.973
-		"status": 0.70, // target; measured 0.879
+		"status": 0.70, // target; measured 0.848
 	},
-	answered: 0.90,  // target; measured 0.975
-	silence:  0.95,  // target; measured 1.000
-	koEnGap:  0.100, // measured 0.080 (ko 0.850, en 0.930) plus 0.02; target 0.05
+	answered: 0.90, // target; measured 0.969
+	silence:  0.95, // target; measured 1.000
+	koEnGap:  0.05, // target; measured 0.010 (ko 0.900, en 0.910)
 }
 
 // heldout3Floors hold the third held-out set. It was written before the
 // trouble model and frozen before the matcher was run on it (README "Third
 // held-out set").
 var heldout3Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.819 against 0.546
-	hit3:             0.85, // target; measured 0.882
+	ndcgOverBaseline: 0.15, // target; measured 0.829 against 0.546
+	hit3:             0.85, // target; measured 0.905
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.837
-		"chat":   0.70, // target; measured 0.942
+		"alert":  0.70, // target; measured 0.884
+		"chat":   0.70, // target; measured 0.962
 		"report": 0.70, // target; measured 0.972
-		"status": 0.70, // target; measured 0.763
+		"status": 0.70, // target; measured 0.789
 	},
-	answered: 0.90, // target; measured 0.976
+	answered: 0.90, // target; measured 0.988
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.003 (ko 0.883, en 0.880)
+	koEnGap:  0.05, // target; measured 0.017 (ko 0.896, en 0.913)
 }
 
 // heldout4Floors hold the fourth held-out set. It was written blind and
 // frozen before the logistic trouble model and answer gate (README "Fourth
 // held-out set").
 var heldout4Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.845 against 0.589
-	hit3:             0.85, // target; measured 0.920
+	ndcgOverBaseline: 0.15, // target; measured 0.851 against 0.589
+	hit3:             0.85, // target; measured 0.932
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.935
-		"chat":   0.70, // target; measured 0.904
+		"chat":   0.70, // target; measured 0.923
 		"report": 0.70, // target; measured 0.947
-		"status": 0.70, // target; measured 0.900
+		"status": 0.70, // target; measured 0.925
 	},
-	answered: 0.90,  // target; measured 0.983
+	answered: 0.90,  // target; measured 0.989
 	silence:  0.927, // measured 0.947 less 0.02; target 0.95
-	koEnGap:  0.072, // measured 0.052 (ko 0.949, en 0.897) plus 0.02; target 0.05
+	koEnGap:  0.05,  // target; measured 0.031 (ko 0.949, en 0.918)
 }
 
 // heldout5Floors hold the fifth held-out set. It was a second blind measure
 // of the logistic trouble model and answer gate.
 var heldout5Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.861 against 0.545
+	ndcgOverBaseline: 0.15, // target; measured 0.869 against 0.545
 	hit3:             0.85, // target; measured 0.881
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.891
+		"alert":  0.70, // target; measured 0.913
 		"chat":   0.70, // target; measured 0.827
 		"report": 0.70, // target; measured 0.974
-		"status": 0.70, // target; measured 0.850
+		"status": 0.70, // target; measured 0.825
 	},
-	answered: 0.90,  // target; measured 0.926
-	silence:  0.927, // measured 0.947 less 0.02; target 0.95
-	koEnGap:  0.05,  // target; measured 0.010 (ko 0.875, en 0.885)
+	answered: 0.90, // target; measured 0.926
+	silence:  0.95, // target; measured 0.974
+	koEnGap:  0.05, // target; measured 0.033 (ko 0.863, en 0.896)
 }
 
 // heldout6Floors hold the sixth held-out set. It was written blind and
 // frozen before titles and impact joined the trouble model's reports (README
 // "Sixth held-out set").
 var heldout6Floors = floors{
-	ndcgOverBaseline: 0.15,  // target; measured 0.797 against 0.559
-	hit3:             0.787, // measured 0.807 less 0.02; target 0.85
+	ndcgOverBaseline: 0.15,  // target; measured 0.806 against 0.559
+	hit3:             0.815, // measured 0.835 less 0.02; target 0.85
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.778
-		"chat":   0.70, // target; measured 0.774
+		"alert":  0.70, // target; measured 0.822
+		"chat":   0.70, // target; measured 0.830
 		"report": 0.70, // target; measured 0.868
 		"status": 0.70, // target; measured 0.825
 	},
-	answered: 0.90, // target; measured 0.949
+	answered: 0.90, // target; measured 0.966
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.010 (ko 0.812, en 0.802)
+	koEnGap:  0.05, // target; measured 0.027 (ko 0.850, en 0.823)
 }
 
 // heldout7Floors hold the seventh held-out set. It was written blind and
 // frozen before the best text hit's lead joined the ranking (README "Seventh
 // held-out set").
 var heldout7Floors = floors{
-	ndcgOverBaseline: 0.15,  // target; measured 0.823 against 0.547
-	hit3:             0.816, // measured 0.836 less 0.02; target 0.85
+	ndcgOverBaseline: 0.15, // target; measured 0.834 against 0.547
+	hit3:             0.85, // target; measured 0.859
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.844
-		"chat":   0.70, // target; measured 0.750
-		"report": 0.70, // target; measured 0.949
+		"alert":  0.70, // target; measured 0.889
+		"chat":   0.70, // target; measured 0.808
+		"report": 0.70, // target; measured 0.923
 		"status": 0.70, // target; measured 0.829
 	},
-	answered: 0.90, // target; measured 0.932
+	answered: 0.90, // target; measured 0.955
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.017 (ko 0.827, en 0.844)
+	koEnGap:  0.05, // target; measured 0.010 (ko 0.864, en 0.854)
 }
 
 // heldout8Floors hold the eighth held-out set. It was written blind and
 // frozen before the trouble model learned from the built-in messages (README
 // "Eighth held-out set").
 var heldout8Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.815 against 0.574
-	hit3:             0.85, // target; measured 0.904
+	ndcgOverBaseline: 0.15, // target; measured 0.823 against 0.574
+	hit3:             0.85, // target; measured 0.881
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.826
+		"alert":  0.70, // target; measured 0.783
 		"chat":   0.70, // target; measured 0.942
-		"report": 0.70, // target; measured 0.974
-		"status": 0.70, // target; measured 0.878
+		"report": 0.70, // target; measured 0.947
+		"status": 0.70, // target; measured 0.854
 	},
-	answered: 0.90, // target; measured 0.977
+	answered: 0.90, // target; measured 0.966
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.000 (ko 0.904, en 0.904)
+	koEnGap:  0.05, // target; measured 0.008 (ko 0.877, en 0.885)
 }
 
 // heldout9Floors hold the ninth held-out set. It was written blind and
 // frozen before the tag model learned from the built-in messages' tags
 // (README "Ninth held-out set").
 var heldout9Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.854 against 0.629
-	hit3:             0.85, // target; measured 0.880
+	ndcgOverBaseline: 0.15, // target; measured 0.852 against 0.629
+	hit3:             0.85, // target; measured 0.869
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.889
 		"chat":   0.70, // target; measured 0.904
-		"report": 0.70, // target; measured 0.947
-		"status": 0.70, // target; measured 0.775
+		"report": 0.70, // target; measured 0.921
+		"status": 0.70, // target; measured 0.750
 	},
 	answered: 0.90,  // target; measured 0.960
-	silence:  0.95,  // target; measured 0.974
-	koEnGap:  0.118, // measured 0.098 (ko 0.935, en 0.837) plus 0.02; target 0.05
+	silence:  0.95,  // target; measured 1.000
+	koEnGap:  0.115, // measured 0.095 (ko 0.922, en 0.827) plus 0.02; target 0.05
+}
+
+// heldout10Floors hold the tenth held-out set. It was written blind and
+// frozen before the built-in messages grew from 1,720 to 2,920 (README
+// "Tenth held-out set").
+var heldout10Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.866 against 0.555
+	hit3:             0.85, // target; measured 0.914
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.867
+		"chat":   0.70, // target; measured 0.942
+		"report": 0.70, // target; measured 0.921
+		"status": 0.70, // target; measured 0.925
+	},
+	answered: 0.90, // target; measured 0.977
+	silence:  0.95, // target; measured 1.000
+	koEnGap:  0.05, // target; measured 0.044 (ko 0.938, en 0.894)
 }
 
 // heldoutSets are the frozen held-out sets and their floors, by the name
@@ -191,6 +208,7 @@ var heldoutSets = []struct {
 	{"heldout7", heldout7Path, heldout7Floors},
 	{"heldout8", heldout8Path, heldout8Floors},
 	{"heldout9", heldout9Path, heldout9Floors},
+	{"heldout10", heldout10Path, heldout10Floors},
 }
 
 // TestHeldoutFloors holds the matcher's quality on each frozen held-out
