@@ -14,9 +14,10 @@ import (
 // How far votes move a case. A case's score is multiplied by
 // (1 + HelpfulStep*h) / (1 + NotRelevantStep*n), h and n its helpful and
 // not-relevant votes for similar texts, each counted up to VoteCap: at most
-// ×1.75 up and ×0.18 down. One not-relevant vote (×0.4) takes a case below
-// every other case shown beside it, since those score at least Keep (half)
-// of the best; a case that did not match is never brought in.
+// ×1.75 up and ×0.18 down. One not-relevant vote (×0.4) takes the best
+// case below every case shown beside it that scores more than 0.4 of it
+// (those shown score at least Keep of the best, 0.3), two (×0.25) below
+// nearly all; a case that did not match is never brought in.
 const (
 	VoteCap         = 3
 	HelpfulStep     = 0.25
