@@ -317,6 +317,12 @@ func (d *learnData) add(text string, set int32, fold int8) []int32 {
 	if len(feats) == 0 {
 		return nil
 	}
+	d.count(feats, set, fold)
+	return feats
+}
+
+// count adds a training text's features, labelled with the label set set.
+func (d *learnData) count(feats []int32, set int32, fold int8) {
 	for _, f := range feats {
 		d.df[f]++
 	}
@@ -328,7 +334,6 @@ func (d *learnData) add(text string, set int32, fold int8) []int32 {
 	if fold < 0 {
 		d.cases[learnFolds].add(set, feats)
 	}
-	return feats
 }
 
 // caseFold spreads cases over folds by id, the same way every time.
@@ -476,17 +481,12 @@ var messageTags = 2
 // gatherMessages adds the built-in messages that report trouble, each
 // labelled with the symptoms and components it describes: what alerts,
 // status updates and chat call a tag, which a case's write-up may not.
-// Each is one training text, one case for minCases, and one evaluation
-// document, held out by fold as a case is, for its symptoms and
-// components only.
+// Each is messageTags training texts and cases (for minCases) and one
+// evaluation document, held out by fold as a case is, for its symptoms
+// and components only. It is tokenized once.
 func (d *learnData) gatherMessages() {
-	ms, err := messages()
-	if err != nil {
-		// The messages are compiled in and TestMessages reads them.
-		panic("matcher: built-in messages: " + err.Error())
-	}
 	kinds := kindBit(cases.KindSymptom) | kindBit(cases.KindComponent)
-	for _, msg := range ms {
+	for _, msg := range builtinMessages() {
 		if !msg.Trouble {
 			continue
 		}
@@ -506,17 +506,13 @@ func (d *learnData) gatherMessages() {
 		}
 		set := d.setFor(labels, kinds)
 		fold := caseFold(msg.Text, learnFolds)
-		var feats []int32
-		if messageTags == 0 {
-			feats = d.features(msg.Text)
-		}
-		for range messageTags {
-			feats = d.add(msg.Text, set, fold)
-		}
+		feats := slices.Clone(d.features(msg.Text))
 		if len(feats) == 0 {
 			continue
 		}
-		feats = slices.Clone(feats)
+		for range messageTags {
+			d.count(feats, set, fold)
+		}
 		slices.Sort(feats)
 		for range messageTags {
 			d.cases[fold].add(set, feats)

@@ -133,6 +133,16 @@ var messages = sync.OnceValues(func() ([]message, error) {
 	return out, nil
 })
 
+// builtinMessages are the built-in messages. They are compiled in, and
+// TestMessages reads them: failing to, it panics.
+func builtinMessages() []message {
+	ms, err := messages()
+	if err != nil {
+		panic("matcher: built-in messages: " + err.Error())
+	}
+	return ms
+}
+
 // readMessages reads messages in JSON lines; every line must hold a
 // message with text.
 func readMessages(data []byte) ([]message, error) {
@@ -213,12 +223,7 @@ func (d *learnData) gatherTrouble(lib *cases.Library, tax *cases.Taxonomy) {
 			both(cases.Text{En: t.Definition.En, Ko: t.Definition.Ko}, label, -1)
 		}
 	}
-	ms, err := messages()
-	if err != nil {
-		// The messages are compiled in and TestMessages reads them.
-		panic("matcher: built-in messages: " + err.Error())
-	}
-	for _, msg := range ms {
+	for _, msg := range builtinMessages() {
 		// Whole, as the gate reads a message, and held out by fold as
 		// a case is.
 		feats = troubleFeatures(msg.Text, id, feats[:0], seen)
