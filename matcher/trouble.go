@@ -312,20 +312,28 @@ func CrossValidateTrouble(lib *cases.Library, tax *cases.Taxonomy, ps []float64,
 			pr := sigmoid(float64(b) + troubleScore(w, feats))
 			for i := range out {
 				f := &out[i]
-				n, hit, msg := &f.Talk, &f.Quiet, label >= talkMessage
-				if msg {
-					n, hit = &f.MessageTalk, &f.MessageQuiet
-				}
-				yes := pr < f.P
-				if reports(label) {
-					n, hit, yes = &f.Reports, &f.Recall, pr >= f.P
-					if msg {
-						n, hit = &f.MessageReports, &f.MessageRecall
+				trouble := pr >= f.P
+				switch label {
+				case report:
+					f.Reports++
+					if trouble {
+						f.Recall++
 					}
-				}
-				*n++
-				if yes {
-					*hit++
+				case talk:
+					f.Talk++
+					if !trouble {
+						f.Quiet++
+					}
+				case reportMessage:
+					f.MessageReports++
+					if trouble {
+						f.MessageRecall++
+					}
+				case talkMessage:
+					f.MessageTalk++
+					if !trouble {
+						f.MessageQuiet++
+					}
 				}
 			}
 		})
