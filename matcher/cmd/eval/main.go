@@ -57,7 +57,7 @@ var heldoutSets = []struct{ name, path string }{
 var errHeldout = errors.New("the held-out sets are reported in aggregate only, so that nothing is tuned on them; -misses, -debug and -tags work on the tuning set (-set tuning) or on -queries FILE")
 
 func main() {
-	set := flag.String("set", "all", "which evaluation set to report: heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9, heldout10, tuning or all (held-out sets first)")
+	set := flag.String("set", "all", "which evaluation set to report: "+setNames()+" (held-out sets first)")
 	queries := flag.String("queries", "", "evaluate this query file (JSON lines) instead of the sets, like the tuning set")
 	library := flag.String("library", "matcher/testdata/library", "test library directory")
 	misses := flag.Bool("misses", false, "list the queries each run missed (tuning set or -queries only)")
@@ -72,10 +72,8 @@ func main() {
 }
 
 func dispatch(set, queries, library, scoring, tags string, misses, debug bool) error {
-	switch set {
-	case "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "tuning", "all":
-	default:
-		return fmt.Errorf("-set %q: want heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7, heldout8, heldout9, heldout10, tuning or all", set)
+	if !heldoutSet(set) && set != "tuning" && set != "all" {
+		return fmt.Errorf("-set %q: want %s", set, setNames())
 	}
 	perQuery := misses || debug || tags != ""
 	if perQuery && queries != "" && isHeldout(queries) {
@@ -144,6 +142,16 @@ func heldoutSet(name string) bool {
 		}
 	}
 	return false
+}
+
+// setNames lists the names -set takes: "heldout, heldout2, ..., tuning or
+// all".
+func setNames() string {
+	var b strings.Builder
+	for _, h := range heldoutSets {
+		b.WriteString(h.name + ", ")
+	}
+	return b.String() + "tuning or all"
 }
 
 // isHeldout reports whether path names one of the frozen held-out sets.

@@ -9,7 +9,11 @@ import (
 // given of any held-out set, so that nothing is tuned on their misses.
 // The refusal comes before any query is loaded or matched.
 func TestDispatchRefusesPerQueryOnHeldout(t *testing.T) {
-	for _, set := range []string{"heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10"} {
+	if len(heldoutSets) < 10 {
+		t.Fatalf("%d held-out sets, want the ten", len(heldoutSets))
+	}
+	for _, h := range heldoutSets {
+		set := h.name
 		for _, tc := range []struct {
 			name          string
 			tags          string
