@@ -383,6 +383,25 @@ func TestHeldout11WellFormed(t *testing.T) {
 	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, tuningPath)
 }
 
+const heldout12Path = "../testdata/eval/heldout12.jsonl"
+
+// heldout12SHA256 pins the twelfth held-out set, written blind before the
+// tag model's changes it measures. The same rules hold as for the first
+// eleven.
+const heldout12SHA256 = "6cf6ba29ff928b98ebb948a0e27f2557327060e39ebd3f3484ea1be8e1e44560"
+
+// TestHeldout12Frozen fails when the twelfth held-out set changes.
+func TestHeldout12Frozen(t *testing.T) { checkFrozen(t, heldout12Path, heldout12SHA256) }
+
+// TestHeldout12WellFormed checks the twelfth held-out set as the first,
+// with at least 210 queries, and that it shares no query text with the
+// other held-out sets or the tuning set. It was written as the eleventh
+// was.
+func TestHeldout12WellFormed(t *testing.T) {
+	qs := checkWellFormed(t, heldout12Path, 210)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, tuningPath)
+}
+
 // TestMessagesAreNotQueries checks that the built-in messages the trouble
 // model learns from (matcher/trouble_*.jsonl) share no text with any
 // evaluation set: a held-out query among them would measure what the
@@ -405,5 +424,5 @@ func TestMessagesAreNotQueries(t *testing.T) {
 	if len(qs) < 1000 {
 		t.Fatalf("%d messages, want at least 1000", len(qs))
 	}
-	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, tuningPath)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, tuningPath)
 }
