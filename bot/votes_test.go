@@ -90,11 +90,12 @@ func (h *harness) message(channel, text string) slackfake.Call {
 	return h.reply(ev)
 }
 
-// Texts that match the case the test library's alert wrongly leads with (an
-// INT key overflow), without being like the alert.
+// Texts that match the case the test library's Datadog alert leads with (a
+// payments release that leaked database connections), told in other words
+// than the alert's, so that a vote on the alert is not a vote on them.
 const (
-	overflowEn = "INSERT into comments fails with integer out of range; the INT primary key hit 2147483647"
-	overflowKo = "comments 테이블 INSERT 실패: integer out of range, INT 기본 키 한도 초과"
+	paymentsEn = "Card payments failing at checkout, orders down by half; the payment service's Postgres pool is exhausted and it returns 500s"
+	paymentsKo = "카드 결제 실패 급증, 주문 수 절반으로 감소: 결제 서비스 PostgreSQL 커넥션 풀 고갈로 500 에러"
 )
 
 // TestNotRelevantVoteStopsCaseLeading: a case voted not relevant on an
@@ -108,7 +109,7 @@ func TestNotRelevantVoteStopsCaseLeading(t *testing.T) {
 	h := startWith(t, fake, withStore(openSQLite(t), "replica-a"))
 
 	// Before any vote.
-	en, ko := caseOrder(h.message(incChannel, overflowEn)), caseOrder(h.message(incChannel, overflowKo))
+	en, ko := caseOrder(h.message(incChannel, paymentsEn)), caseOrder(h.message(incChannel, paymentsKo))
 	first := h.answer("datadog", incChannel)
 	base := caseOrder(first)
 	if len(base) < 2 || !slices.Contains(en, base[0]) || !slices.Contains(ko, base[0]) {
@@ -136,7 +137,7 @@ func TestNotRelevantVoteStopsCaseLeading(t *testing.T) {
 	for _, tc := range []struct {
 		text   string
 		before []string
-	}{{overflowEn, en}, {overflowKo, ko}} {
+	}{{paymentsEn, en}, {paymentsKo, ko}} {
 		c := h.message("C0INC3", tc.text)
 		if !slices.Equal(caseOrder(c), tc.before) {
 			t.Errorf("a vote on a dissimilar alert changed the answer to %q: %v -> %v", tc.text, tc.before, caseOrder(c))

@@ -497,22 +497,28 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 // relevance, text and tags mixed, scaled by the root cause the text
 // implies. A case with the likeliest implied cause keeps its relevance; one
 // without it keeps 1/(1+Cause*p) of it, p how sure the text is of its
-// cause; a text that implies no cause leaves relevance as it is. The best
-// text hit's lead (Parts.Lead) adds Lead times it to the relevance of a
-// case that shares a tag with the text, at most to 1. The cause lifts only cases that are relevant
-// already: a case sharing nothing but its cause stays at 0.
+// cause; a text that implies no cause leaves relevance as it is. The cause
+// lifts only cases that are relevant already: a case sharing nothing but
+// its cause stays at 0.
+//
+// The best text hit's lead (Parts.Lead) then adds Lead times it, at most
+// to 1, when the case shares a tag with the text. It is added after the
+// cause, not scaled by it: a text that names what only one case has ("the
+// 2019 Cloudflare WAF regex outage") is about that case, whatever cause
+// its other words suggest ("outage" of a provider reads as a dependency
+// failure; that case was a config change).
 func (w *Weights) Combine(p Parts) float64 {
 	sum := w.Text + w.Tag
 	if sum == 0 {
 		return 0
 	}
 	rel := (w.Text*p.Rel + w.Tag*p.Tag) / sum
+	score := rel * (1 + w.Cause*p.Cause) / (1 + w.Cause*p.CauseMax)
 	if p.Tag > 0 {
 		// The lead counts for a case that shares the text's trouble: a
 		// text hit on a name alone is no better for leading.
-		rel = min(1, rel+w.Lead*p.Lead)
+		score = min(1, score+w.Lead*p.Lead)
 	}
-	score := rel * (1 + w.Cause*p.Cause) / (1 + w.Cause*p.CauseMax)
 	if p.Public {
 		score /= 1 + w.Own
 	}

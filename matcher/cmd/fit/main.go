@@ -558,7 +558,7 @@ func fit(queries, library string, builtin *cases.Library, tax *cases.Taxonomy, w
 				for _, text := range []float64{0.25, 0.5, 1} {
 					for _, tag := range []float64{1, 2, 3} {
 						for _, cause := range causes {
-							for _, lead := range []float64{0, 0.1, 0.2, 0.4} {
+							for _, lead := range []float64{0, 0.1, 0.2, 0.4, 0.6, 0.8} {
 								w.Text, w.Tag, w.Cause, w.Lead = text, tag, cause, lead
 								fs := pooled(scored, w)
 								if o := objective(fs); o > bestObj+1e-9 {
