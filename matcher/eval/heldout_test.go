@@ -402,6 +402,23 @@ func TestHeldout12WellFormed(t *testing.T) {
 	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, tuningPath)
 }
 
+const heldout13Path = "../testdata/eval/heldout13.jsonl"
+
+// heldout13SHA256 pins the thirteenth held-out set, written blind as the
+// twelfth was, before the changes it measures.
+const heldout13SHA256 = "f2e989237cfdb4f6a90a4a31b71914dee01c1eb14e6d7e0f523a9a213b0ef5ef"
+
+// TestHeldout13Frozen fails when the thirteenth held-out set changes.
+func TestHeldout13Frozen(t *testing.T) { checkFrozen(t, heldout13Path, heldout13SHA256) }
+
+// TestHeldout13WellFormed checks the thirteenth held-out set as the first,
+// with at least 210 queries, and that it shares no query text with the
+// other held-out sets or the tuning set.
+func TestHeldout13WellFormed(t *testing.T) {
+	qs := checkWellFormed(t, heldout13Path, 210)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, tuningPath)
+}
+
 // TestMessagesAreNotQueries checks that the built-in messages the trouble
 // model learns from (matcher/trouble_*.jsonl) share no text with any
 // evaluation set: a held-out query among them would measure what the
@@ -424,5 +441,5 @@ func TestMessagesAreNotQueries(t *testing.T) {
 	if len(qs) < 1000 {
 		t.Fatalf("%d messages, want at least 1000", len(qs))
 	}
-	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, tuningPath)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, tuningPath)
 }
