@@ -46,6 +46,15 @@ func normalize(text string) string {
 }
 
 func scriptOf(r rune) (script, bool) {
+	// Most of a library's text is ASCII, which is Latin letters and
+	// digits or neither: the Unicode tables below would say the same,
+	// only slower.
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return latin, true
+		}
+		return 0, false
+	}
 	switch {
 	case unicode.Is(unicode.Hangul, r):
 		return hangul, true
