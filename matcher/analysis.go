@@ -176,7 +176,12 @@ var stopwords = func() map[string]bool {
 // kept whole. Both languages' fields use it: English text has no Hangul, and
 // Korean text keeps the English terms engineers mix into it.
 func terms(text string, emit func(term string, start, end int)) {
-	for _, w := range splitWords(normalize(text)) {
+	wordTerms(splitWords(normalize(text)), emit)
+}
+
+// wordTerms emits the index terms of words split from a text (see terms).
+func wordTerms(words []word, emit func(term string, start, end int)) {
+	for _, w := range words {
 		switch w.script {
 		case latin:
 			if stopwords[w.text] || len(w.text) > 64 {

@@ -177,6 +177,37 @@ type learnData struct {
 	union    []int32
 	inUnion  []bool
 	caseFeat map[int32]bool
+	// Scratch space of the trouble model's gathering: a text's features
+	// and which of them it has.
+	tfeats []int32
+	tseen  map[int32]bool
+}
+
+// sentence is one sentence of a text (see sentences) and its words
+// (splitWords of the normalised sentence), what both models train on.
+type sentence struct {
+	text  string
+	words []word
+}
+
+// textSplits holds the sentences of one case's texts, by text, so that
+// the tag model and the trouble model split each text into sentences and
+// words once. A nil textSplits splits every time.
+type textSplits map[string][]sentence
+
+// sentences returns the sentences of text with their words.
+func (ts textSplits) sentences(text string) []sentence {
+	if out, ok := ts[text]; ok {
+		return out
+	}
+	var out []sentence
+	for _, s := range sentences(text) {
+		out = append(out, sentence{s, splitWords(normalize(s))})
+	}
+	if ts != nil {
+		ts[text] = out
+	}
+	return out
 }
 
 // texts holds training texts compactly: each is a record of its label
@@ -287,9 +318,14 @@ func kindBit(k cases.Kind) uint8 { return 1 << kindIndex(k) }
 // appear, adding new ones to the vocabulary. The slice is valid until the
 // next call.
 func (d *learnData) features(text string) []int32 {
+	return d.wordFeatures(splitWords(normalize(text)))
+}
+
+// wordFeatures is features of the words split from a text.
+func (d *learnData) wordFeatures(words []word) []int32 {
 	d.feats = d.feats[:0]
 	d.gen++
-	terms(text, func(term string, _, _ int) {
+	wordTerms(words, func(term string, _, _ int) {
 		id, ok := d.vocab[term]
 		if !ok {
 			id = int32(len(d.df))
@@ -313,7 +349,15 @@ func (d *learnData) add(text string, set int32, fold int8) []int32 {
 	if strings.TrimSpace(text) == "" || len(d.sets[set]) == 0 {
 		return nil
 	}
-	feats := d.features(text)
+	return d.addWords(splitWords(normalize(text)), set, fold)
+}
+
+// addWords is add of the words split from a text.
+func (d *learnData) addWords(words []word, set int32, fold int8) []int32 {
+	if len(d.sets[set]) == 0 {
+		return nil
+	}
+	feats := d.wordFeatures(words)
 	if len(feats) == 0 {
 		return nil
 	}
@@ -348,8 +392,10 @@ func caseFold(id string, k int) int8 {
 
 // gather turns the library and the taxonomy into training documents.
 // keepText keeps the evaluation documents' text, which only the report
-// needs.
-func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
+// needs. With trouble it gathers the trouble model's training texts too
+// (see gatherTrouble), splitting each text into sentences and words once
+// for both models.
+func gather(lib *cases.Library, tax *cases.Taxonomy, keepText, trouble bool) *learnData {
 	d := &learnData{tagIdx: map[tagRef]int32{}, vocab: map[string]int32{}, keepText: keepText}
 	for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
 		for _, t := range tax.Tags(kind) {
@@ -370,7 +416,14 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 		}
 	}
 	d.taxSets = len(d.sets)
+	var msgWords [][]word
+	var split textSplits
+	if trouble {
+		msgWords = d.troubleStart(tax, true)
+		split = textSplits{}
+	}
 	for _, c := range lib.Cases() {
+		clear(split)
 		var labels []int32
 		for _, s := range c.Symptoms {
 			labels = append(labels, d.tag(cases.KindSymptom, s))
@@ -408,8 +461,12 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 				union := d.union[:0]
 				var text strings.Builder
 				had := false
-				for _, s := range sentences(l.text) {
-					feats := d.add(s, set, fold)
+				if len(d.sets[set]) == 0 {
+					// Nothing to learn from here (see add).
+					continue
+				}
+				for _, s := range split.sentences(l.text) {
+					feats := d.addWords(s.words, set, fold)
 					if len(feats) == 0 {
 						continue
 					}
@@ -418,7 +475,7 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 					}
 					had = true
 					if d.keepText {
-						text.WriteString(s)
+						text.WriteString(s.text)
 						text.WriteByte(' ')
 					}
 					if n := len(d.df); len(d.inUnion) < n {
@@ -461,9 +518,13 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText bool) *learnData {
 		if len(told) > 0 && len(d.sets[why]) > 0 {
 			d.cases[fold].add(why, told)
 		}
+		if trouble {
+			d.troubleCase(c, fold, split)
+		}
 	}
-	d.gatherMessages()
+	d.gatherMessages(msgWords)
 	d.feats, d.mark, d.union, d.inUnion, d.caseFeat = nil, nil, nil, nil, nil
+	d.tfeats, d.tseen = nil, nil
 	return d
 }
 
@@ -483,10 +544,11 @@ var messageTags = 2
 // status updates and chat call a tag, which a case's write-up may not.
 // Each is messageTags training texts and cases (for minCases) and one
 // evaluation document, held out by fold as a case is, for its symptoms
-// and components only. It is tokenized once.
-func (d *learnData) gatherMessages() {
+// and components only. It is tokenized once; words, when not nil, holds
+// each message's words by its index (see troubleStart).
+func (d *learnData) gatherMessages(words [][]word) {
 	kinds := kindBit(cases.KindSymptom) | kindBit(cases.KindComponent)
-	for _, msg := range builtinMessages() {
+	for i, msg := range builtinMessages() {
 		if !msg.Trouble {
 			continue
 		}
@@ -506,7 +568,12 @@ func (d *learnData) gatherMessages() {
 		}
 		set := d.setFor(labels, kinds)
 		fold := caseFold(msg.Text, learnFolds)
-		feats := slices.Clone(d.features(msg.Text))
+		var feats []int32
+		if words != nil {
+			feats = slices.Clone(d.wordFeatures(words[i]))
+		} else {
+			feats = slices.Clone(d.features(msg.Text))
+		}
 		if len(feats) == 0 {
 			continue
 		}
@@ -806,10 +873,9 @@ func thresholds(docs []*trainDoc, scores []float32, tags []tagRef, r rule) []flo
 // learn trains the tag model and the trouble model on a library and a
 // taxonomy.
 func learn(lib *cases.Library, tax *cases.Taxonomy) *model {
-	d := gather(lib, tax, false)
+	d := gather(lib, tax, false, true)
 	d.prune()
 	m := d.learnTags()
-	d.gatherTrouble(lib, tax)
 	m.TroubleW, m.TroubleB = d.troubleModel(-1, messageWeight)
 	m.TroubleVocab = d.tvocab
 	return m

@@ -27,7 +27,7 @@ type TagF1 struct {
 // fold (thresholds chosen without it too), and compared with the case's
 // tags.
 func CrossValidateTags(lib *cases.Library, tax *cases.Taxonomy) []TagF1 {
-	d := gather(lib, tax, true)
+	d := gather(lib, tax, true, false)
 	d.prune()
 	// Both models score the same documents in the same order.
 	docs, nbScores := d.cvScores(d.totals())

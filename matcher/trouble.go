@@ -177,34 +177,19 @@ func readMessages(data []byte) ([]message, error) {
 // words that tell a report from a plan ("is", "will", "please", "예정",
 // "부탁") are stop words the tag model leaves out.
 func (d *learnData) gatherTrouble(lib *cases.Library, tax *cases.Taxonomy) {
+	d.troubleStart(tax, false)
+	for _, c := range lib.Cases() {
+		d.troubleCase(c, caseFold(c.ID, learnFolds), nil)
+	}
+}
+
+// troubleStart begins gatherTrouble: the taxonomy's texts and the built-in
+// messages, which come before the cases'. With keep it returns the words of
+// each built-in message that reports trouble, by its index in
+// builtinMessages, for the tag model to share (see gatherMessages).
+func (d *learnData) troubleStart(tax *cases.Taxonomy, keep bool) [][]word {
 	d.tvocab = map[string]int32{}
-	id := func(term string) (int32, bool) {
-		id, ok := d.tvocab[term]
-		if !ok {
-			id = int32(len(d.tvocab))
-			d.tvocab[strings.Clone(term)] = id
-		}
-		return id, true
-	}
-	var feats []int32
-	seen := map[int32]bool{}
-	put := func(text string, label int32, fold int8) {
-		for _, s := range sentences(text) {
-			feats = troubleFeatures(s, id, feats[:0], seen)
-			if len(feats) == 0 {
-				continue
-			}
-			k := fold
-			if k < 0 {
-				k = learnFolds
-			}
-			d.trouble[k].add(label, feats)
-		}
-	}
-	both := func(t cases.Text, label int32, fold int8) {
-		put(t.En, label, fold)
-		put(t.Ko, label, fold)
-	}
+	d.tseen = map[int32]bool{}
 	// In a fixed order: the model is trained in an order shuffled from
 	// the order the texts were added in, so a map's order would make the
 	// same library give another model on every start.
@@ -215,48 +200,94 @@ func (d *learnData) gatherTrouble(lib *cases.Library, tax *cases.Taxonomy) {
 		kind, label := kl.kind, kl.label
 		for _, t := range tax.Tags(kind) {
 			for _, p := range t.Phrases.En {
-				put(p, label, -1)
+				d.troublePut(nil, p, label, -1)
 			}
 			for _, p := range t.Phrases.Ko {
-				put(p, label, -1)
+				d.troublePut(nil, p, label, -1)
 			}
-			both(cases.Text{En: t.Definition.En, Ko: t.Definition.Ko}, label, -1)
+			d.troubleBoth(nil, cases.Text{En: t.Definition.En, Ko: t.Definition.Ko}, label, -1)
 		}
 	}
-	for _, msg := range builtinMessages() {
+	msgs := builtinMessages()
+	var kept [][]word
+	if keep {
+		kept = make([][]word, len(msgs))
+	}
+	for i, msg := range msgs {
 		// Whole, as the gate reads a message, and held out by fold as
 		// a case is.
-		feats = troubleFeatures(msg.Text, id, feats[:0], seen)
-		if len(feats) == 0 {
+		words := splitWords(normalize(msg.Text))
+		if keep && msg.Trouble {
+			kept[i] = words
+		}
+		d.tfeats = troubleWordFeatures(words, d.troubleID, d.tfeats[:0], d.tseen)
+		if len(d.tfeats) == 0 {
 			continue
 		}
 		label := talkMessage
 		if msg.Trouble {
 			label = reportMessage
 		}
-		d.trouble[caseFold(msg.Text, learnFolds)].add(label, feats)
+		d.trouble[caseFold(msg.Text, learnFolds)].add(label, d.tfeats)
 	}
-	for _, c := range lib.Cases() {
-		fold := caseFold(c.ID, learnFolds)
-		both(c.SymptomsText, report, fold)
-		both(c.Detection, report, fold)
-		// Titles and impact say what went wrong and for whom, as a status
-		// update does ("a subset of customers may see errors"). With them,
-		// cross-validated, the gate answers 0.929 / 0.965 / 0.940 of
-		// positive queries (tuning, test and built-in library; the cases'
-		// own texts) against 0.918 / 0.957 / 0.901 without, at the same
-		// or higher silence (README "The trouble model").
-		both(c.Title, report, fold)
-		both(c.Impact.Users, report, fold)
-		both(c.Impact.Scope, report, fold)
-		both(c.Lessons, talk, fold)
-		for _, s := range c.Remediation {
-			both(s.Text, talk, fold)
-		}
-		for _, s := range c.ActionItems {
-			both(s.Text, talk, fold)
-		}
+	return kept
+}
+
+// troubleCase adds a case's texts to the trouble model's, in fold fold.
+// split, when not nil, holds the sentences the tag model split the case's
+// texts into.
+func (d *learnData) troubleCase(c *cases.Case, fold int8, split textSplits) {
+	d.troubleBoth(split, c.SymptomsText, report, fold)
+	d.troubleBoth(split, c.Detection, report, fold)
+	// Titles and impact say what went wrong and for whom, as a status
+	// update does ("a subset of customers may see errors"). With them,
+	// cross-validated, the gate answers 0.929 / 0.965 / 0.940 of
+	// positive queries (tuning, test and built-in library; the cases'
+	// own texts) against 0.918 / 0.957 / 0.901 without, at the same
+	// or higher silence (README "The trouble model").
+	d.troubleBoth(split, c.Title, report, fold)
+	d.troubleBoth(split, c.Impact.Users, report, fold)
+	d.troubleBoth(split, c.Impact.Scope, report, fold)
+	d.troubleBoth(split, c.Lessons, talk, fold)
+	for _, s := range c.Remediation {
+		d.troubleBoth(split, s.Text, talk, fold)
 	}
+	for _, s := range c.ActionItems {
+		d.troubleBoth(split, s.Text, talk, fold)
+	}
+}
+
+// troubleID gives a term's id in the trouble model's vocabulary, adding it
+// when new.
+func (d *learnData) troubleID(term string) (int32, bool) {
+	id, ok := d.tvocab[term]
+	if !ok {
+		id = int32(len(d.tvocab))
+		d.tvocab[strings.Clone(term)] = id
+	}
+	return id, true
+}
+
+// troublePut adds each sentence of text with words as a training text of
+// the trouble model, labelled label, in fold fold (the taxonomy's when
+// below 0).
+func (d *learnData) troublePut(split textSplits, text string, label int32, fold int8) {
+	for _, s := range split.sentences(text) {
+		d.tfeats = troubleWordFeatures(s.words, d.troubleID, d.tfeats[:0], d.tseen)
+		if len(d.tfeats) == 0 {
+			continue
+		}
+		k := fold
+		if k < 0 {
+			k = learnFolds
+		}
+		d.trouble[k].add(label, d.tfeats)
+	}
+}
+
+func (d *learnData) troubleBoth(split textSplits, t cases.Text, label int32, fold int8) {
+	d.troublePut(split, t.En, label, fold)
+	d.troublePut(split, t.Ko, label, fold)
 }
 
 // troubleScore is the log-odds that a text with these features reports
@@ -368,8 +399,13 @@ func (m *model) trouble(text string) float64 {
 // false for a term the vocabulary does not know. seen is scratch space,
 // cleared first.
 func troubleFeatures(text string, id func(term string) (int32, bool), feats []int32, seen map[int32]bool) []int32 {
+	return troubleWordFeatures(splitWords(normalize(text)), id, feats, seen)
+}
+
+// troubleWordFeatures is troubleFeatures of the words split from a text.
+func troubleWordFeatures(words []word, id func(term string) (int32, bool), feats []int32, seen map[int32]bool) []int32 {
 	clear(seen)
-	troubleTerms(text, func(term string) {
+	troubleTerms(words, func(term string) {
 		if x, ok := id(term); ok && !seen[x] {
 			seen[x] = true
 			feats = append(feats, x)
@@ -392,9 +428,12 @@ var when = map[string]bool{
 // word's stem, stop words included, each pair of adjacent Latin stems, and
 // each word's identifier parts; Hangul bigrams, whose last carries a word's
 // ending.
-func troubleTerms(text string, emit func(string)) {
+//
+// It takes the text's words (splitWords of the normalised text), which the
+// tag model's training shares.
+func troubleTerms(words []word, emit func(string)) {
 	prev := ""
-	for _, w := range splitWords(normalize(text)) {
+	for _, w := range words {
 		switch w.script {
 		case latin:
 			if len(w.text) > 64 || strings.ContainsFunc(w.text, unicode.IsDigit) || when[w.text] {
