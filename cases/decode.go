@@ -27,11 +27,12 @@ var (
 	unmarshaler  = reflect.TypeFor[json.Unmarshaler]()
 )
 
-// decodeLenient decodes a case object, reporting every problem it finds.
-// It returns nil when data is not an object at all.
-func decodeLenient(data []byte) (*Case, []Problem) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+// decodeLenient decodes a case object, reporting every problem it finds:
+// data is the case's JSON, obj what json.Unmarshal made of it and err what
+// that returned (the caller has reported a syntax error already). It
+// returns nil when data is not an object at all.
+func decodeLenient(data []byte, obj map[string]json.RawMessage, err error) (*Case, []Problem) {
+	if err != nil || obj == nil {
 		return nil, []Problem{{Severity: Error, Msg: fmt.Sprintf("is a JSON %s, want a case object {\"id\": ..., \"title\": ...}", jsonKind(data))}}
 	}
 	d := &decoder{}

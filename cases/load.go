@@ -447,12 +447,16 @@ func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\
 func decodeCase(file string, data, whole []byte, base int) Parsed {
 	l, c := position(whole, base)
 	pc := Parsed{Line: l, start: pos{l, c}}
-	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
-		pc.Problems = []Problem{jsonProblem(file, whole, base, err)}
+	// One pass of encoding/json both checks the syntax (every error but
+	// a syntax error is decodeLenient's to report) and reads the object.
+	var obj map[string]json.RawMessage
+	err := json.Unmarshal(data, &obj)
+	if syn, ok := err.(*json.SyntaxError); ok {
+		pc.Problems = []Problem{jsonProblem(file, whole, base, syn)}
 		return pc
 	}
 	pc.raw, pc.whole, pc.base = data, whole, base
-	pc.Case, pc.Problems = decodeLenient(data)
+	pc.Case, pc.Problems = decodeLenient(data, obj, err)
 	for i := range pc.Problems {
 		pc.Problems[i].File = file
 		pc.locate(&pc.Problems[i])
