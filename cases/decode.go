@@ -228,10 +228,14 @@ func innerKind(raw []byte, err error) string {
 // string, which is taken as Korean when it has Hangul and as English
 // otherwise.
 func (t *Text) UnmarshalJSON(data []byte) error {
-	var s string
-	if json.Unmarshal(data, &s) == nil {
-		*t = PlainText(s)
-		return nil
+	// An object is never a string: most texts are objects, and trying
+	// one as a string first costs a failed decode.
+	if b := bytes.TrimLeft(data, " \t\r\n"); len(b) == 0 || b[0] != '{' {
+		var s string
+		if json.Unmarshal(data, &s) == nil {
+			*t = PlainText(s)
+			return nil
+		}
 	}
 	type text Text
 	var tt text
