@@ -823,16 +823,27 @@ func thresholds(docs []*trainDoc, scores []float32, tags []tagRef, r rule) []flo
 		if tags[i].Kind == cases.KindSymptom {
 			precision = max(precision, r.symptom)
 		}
+		// A threshold is never below r.floor, and most documents score
+		// below it: only the scores at or above it are sorted. Of the
+		// rest only the highest matters, as the score just below the
+		// lowest threshold (next); their positives come after every
+		// threshold, so they count in npos alone.
 		npos := 0
 		col = col[:0]
+		below, lo := false, float32(0)
 		for j, doc := range docs {
 			if doc.kinds&kindBit(tags[i].Kind) == 0 {
 				continue
 			}
 			p := slices.Contains(doc.labels, int32(i))
-			col = append(col, sd{scores[j*t+i], p})
 			if p {
 				npos++
+			}
+			s := scores[j*t+i]
+			if s >= r.floor {
+				col = append(col, sd{s, p})
+			} else if !below || cmp.Compare(s, lo) > 0 {
+				below, lo = true, s
 			}
 		}
 		theta[i] = float32(math.Inf(1))
@@ -857,8 +868,11 @@ func thresholds(docs []*trainDoc, scores []float32, tags []tagRef, r rule) []flo
 			if f1 > best {
 				best = f1
 				next := x.s - 1
-				if j+1 < len(col) {
+				switch {
+				case j+1 < len(col):
 					next = col[j+1].s
+				case below:
+					next = lo
 				}
 				theta[i] = max(r.floor, (x.s+next)/2)
 			}
