@@ -101,6 +101,13 @@ type Matcher struct {
 	closeErr  error
 }
 
+// concurrentBuild is the largest library whose tag model and index New
+// builds at the same time. The built-in library (794 cases) and a team's
+// few hundred are well under it; at 10,000 cases training and indexing
+// each have a large working set (see BenchmarkBuild10k's peak memory),
+// which overlapping them would add up.
+const concurrentBuild = 2000
+
 // New indexes the library.
 func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	if opts.Taxonomy == nil {
@@ -123,15 +130,40 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	if len(opts.Only) > 0 {
 		pub = lib.Filter(func(c *cases.Case) bool { _, kept := opts.Only[c.ID]; return !kept })
 	}
-	// The model is trained before the index is built, so that training's
-	// working set is freed before the index's is taken: both at once are
-	// what a large library's build would peak at. It learns only from the
-	// cases every lookup may see.
-	mdl, err := loadOrLearn(pub, opts.Taxonomy, opts.IndexDir)
-	if err != nil {
-		return nil, err
+	// The model learns only from the cases every lookup may see. For a
+	// large library it is trained before the index is built, so that
+	// training's working set is freed before the index's is taken: both at
+	// once are what the build would peak at. A small library's are small
+	// together, and the two are independent (each only reads the library
+	// and the taxonomy), so they are built at the same time.
+	var (
+		mdl    *model
+		idx    bleve.Index
+		df     map[string]int
+		reused bool
+		err    error
+	)
+	if lib.Len() <= concurrentBuild {
+		var lerr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			mdl, lerr = loadOrLearn(pub, opts.Taxonomy, opts.IndexDir)
+		}()
+		idx, df, reused, err = buildIndex(lib, opts.IndexDir, opts.Scoring, opts.Logger)
+		<-done
+		if lerr != nil {
+			if err == nil {
+				idx.Close()
+			}
+			return nil, lerr
+		}
+	} else {
+		if mdl, err = loadOrLearn(pub, opts.Taxonomy, opts.IndexDir); err != nil {
+			return nil, err
+		}
+		idx, df, reused, err = buildIndex(lib, opts.IndexDir, opts.Scoring, opts.Logger)
 	}
-	idx, df, reused, err := buildIndex(lib, opts.IndexDir, opts.Scoring, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
