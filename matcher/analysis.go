@@ -71,6 +71,32 @@ func scriptOf(r rune) (script, bool) {
 // camel case also carry their parts, so "KubePodCrashLooping" is found by
 // "crash loop" as well as by its whole name.
 func splitWords(text string) []word {
+	return stemMemo(nil).splitWords(text)
+}
+
+// stemMemo remembers the stems of the words it has split: training splits
+// hundreds of thousands of words, most of them seen before, and a Porter
+// stem costs more than a look-up. A nil stemMemo remembers nothing.
+type stemMemo map[string]string
+
+// stem is stem(w), remembered.
+func (m stemMemo) stem(w string) string {
+	if m == nil || len(w) < 4 {
+		return stem(w)
+	}
+	if s, ok := m[w]; ok {
+		return s
+	}
+	// The word may share the memory of a text it was split from; the
+	// memo keeps a copy of its own.
+	w = strings.Clone(w)
+	s := stem(w)
+	m[w] = s
+	return s
+}
+
+// splitWords is splitWords with stems remembered in m.
+func (m stemMemo) splitWords(text string) []word {
 	var out []word
 	start := -1
 	var cur script
@@ -82,7 +108,7 @@ func splitWords(text string) []word {
 		w := word{text: strings.ToLower(raw), script: cur, start: start, end: end}
 		w.stem = w.text
 		if cur == latin {
-			w.stem = stem(w.text)
+			w.stem = m.stem(w.text)
 			w.parts = camelParts(raw)
 		}
 		out = append(out, w)

@@ -181,6 +181,9 @@ type learnData struct {
 	// and which of them it has.
 	tfeats []int32
 	tseen  map[int32]bool
+	// stems remembers the stems of the words gathering splits (nil once
+	// it is done).
+	stems stemMemo
 }
 
 // sentence is one sentence of a text (see sentences) and its words
@@ -195,14 +198,15 @@ type sentence struct {
 // words once. A nil textSplits splits every time.
 type textSplits map[string][]sentence
 
-// sentences returns the sentences of text with their words.
-func (ts textSplits) sentences(text string) []sentence {
+// sentences returns the sentences of text with their words, the words'
+// stems remembered in stems.
+func (ts textSplits) sentences(text string, stems stemMemo) []sentence {
 	if out, ok := ts[text]; ok {
 		return out
 	}
 	var out []sentence
 	for _, s := range sentences(text) {
-		out = append(out, sentence{s, splitWords(normalize(s))})
+		out = append(out, sentence{s, stems.splitWords(normalize(s))})
 	}
 	if ts != nil {
 		ts[text] = out
@@ -318,7 +322,7 @@ func kindBit(k cases.Kind) uint8 { return 1 << kindIndex(k) }
 // appear, adding new ones to the vocabulary. The slice is valid until the
 // next call.
 func (d *learnData) features(text string) []int32 {
-	return d.wordFeatures(splitWords(normalize(text)))
+	return d.wordFeatures(d.stems.splitWords(normalize(text)))
 }
 
 // wordFeatures is features of the words split from a text.
@@ -349,7 +353,7 @@ func (d *learnData) add(text string, set int32, fold int8) []int32 {
 	if strings.TrimSpace(text) == "" || len(d.sets[set]) == 0 {
 		return nil
 	}
-	return d.addWords(splitWords(normalize(text)), set, fold)
+	return d.addWords(d.stems.splitWords(normalize(text)), set, fold)
 }
 
 // addWords is add of the words split from a text.
@@ -396,7 +400,7 @@ func caseFold(id string, k int) int8 {
 // (see gatherTrouble), splitting each text into sentences and words once
 // for both models.
 func gather(lib *cases.Library, tax *cases.Taxonomy, keepText, trouble bool) *learnData {
-	d := &learnData{tagIdx: map[tagRef]int32{}, vocab: map[string]int32{}, keepText: keepText}
+	d := &learnData{tagIdx: map[tagRef]int32{}, vocab: map[string]int32{}, keepText: keepText, stems: stemMemo{}}
 	for _, kind := range []cases.Kind{cases.KindSymptom, cases.KindComponent, cases.KindRootCause} {
 		for _, t := range tax.Tags(kind) {
 			d.tag(kind, t.ID)
@@ -465,7 +469,7 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText, trouble bool) *le
 					// Nothing to learn from here (see add).
 					continue
 				}
-				for _, s := range split.sentences(l.text) {
+				for _, s := range split.sentences(l.text, d.stems) {
 					feats := d.addWords(s.words, set, fold)
 					if len(feats) == 0 {
 						continue
@@ -524,7 +528,7 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText, trouble bool) *le
 	}
 	d.gatherMessages(msgWords)
 	d.feats, d.mark, d.union, d.inUnion, d.caseFeat = nil, nil, nil, nil, nil
-	d.tfeats, d.tseen = nil, nil
+	d.tfeats, d.tseen, d.stems = nil, nil, nil
 	return d
 }
 

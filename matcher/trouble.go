@@ -177,10 +177,12 @@ func readMessages(data []byte) ([]message, error) {
 // words that tell a report from a plan ("is", "will", "please", "예정",
 // "부탁") are stop words the tag model leaves out.
 func (d *learnData) gatherTrouble(lib *cases.Library, tax *cases.Taxonomy) {
+	d.stems = stemMemo{}
 	d.troubleStart(tax, false)
 	for _, c := range lib.Cases() {
 		d.troubleCase(c, caseFold(c.ID, learnFolds), nil)
 	}
+	d.stems = nil
 }
 
 // troubleStart begins gatherTrouble: the taxonomy's texts and the built-in
@@ -216,7 +218,7 @@ func (d *learnData) troubleStart(tax *cases.Taxonomy, keep bool) [][]word {
 	for i, msg := range msgs {
 		// Whole, as the gate reads a message, and held out by fold as
 		// a case is.
-		words := splitWords(normalize(msg.Text))
+		words := d.stems.splitWords(normalize(msg.Text))
 		if keep && msg.Trouble {
 			kept[i] = words
 		}
@@ -272,7 +274,7 @@ func (d *learnData) troubleID(term string) (int32, bool) {
 // the trouble model, labelled label, in fold fold (the taxonomy's when
 // below 0).
 func (d *learnData) troublePut(split textSplits, text string, label int32, fold int8) {
-	for _, s := range split.sentences(text) {
+	for _, s := range split.sentences(text, d.stems) {
 		d.tfeats = troubleWordFeatures(s.words, d.troubleID, d.tfeats[:0], d.tseen)
 		if len(d.tfeats) == 0 {
 			continue
