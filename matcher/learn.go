@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/incidentbot/incidentbot/cases"
 )
@@ -603,6 +605,55 @@ func (d *learnData) gatherMessages(words [][]word) {
 // sentences splits a text into sentences (at ". ", "; ", "다. " and line
 // ends), joining very short ones to the next.
 func sentences(text string) []string {
+	if !utf8.ValidString(text) {
+		return sentencesRunes(text)
+	}
+	// Valid UTF-8 reads the same rune by rune as sentencesRunes does,
+	// and each sentence is a piece of text: no copy is made.
+	var out []string
+	start := 0
+	for i, r := range text {
+		size := utf8.RuneLen(r)
+		end := r == '\n'
+		if !end && (r == '.' || r == ';' || r == '!' || r == '?' || r == '。') {
+			next := i + size
+			end = next == len(text) || text[next] == ' ' || text[next] == '\n'
+		}
+		if end && hasFields(text[start:i+size], 4) {
+			if s := strings.TrimSpace(text[start : i+size]); s != "" {
+				out = append(out, s)
+			}
+			start = i + size
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// hasFields reports whether s has at least n fields, as strings.Fields
+// splits them.
+func hasFields(s string, n int) bool {
+	inField := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			inField = false
+			continue
+		}
+		if !inField {
+			inField = true
+			if n--; n == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sentencesRunes is sentences of text that is not valid UTF-8, whose
+// invalid bytes become U+FFFD.
+func sentencesRunes(text string) []string {
 	var out []string
 	var cur strings.Builder
 	flush := func() {
