@@ -176,13 +176,18 @@ type learnData struct {
 	// Scratch space of gather: an evaluation document's features, and
 	// which features it has; a case's features, and which of them its
 	// symptom fields have.
-	union    []int32
-	inUnion  []bool
-	caseFeat map[int32]bool
-	// Scratch space of the trouble model's gathering: a text's features
-	// and which of them it has.
+	union   []int32
+	inUnion []bool
+	// caseFeats are a case's features; caseSym[f] is 0 for a feature
+	// the case does not have, 2 for one a field that teaches its symptoms
+	// has, 1 for the others.
+	caseFeats []int32
+	caseSym   []uint8
+	// Scratch space of the trouble model's gathering: a text's features,
+	// and, per term, the last text that had it (tmark) numbered by tgen.
 	tfeats []int32
-	tseen  map[int32]bool
+	tmark  []int32
+	tgen   int32
 	// stems remembers the stems of the words gathering splits (nil once
 	// it is done).
 	stems stemMemo
@@ -444,10 +449,6 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText, trouble bool) *le
 		// Why it happened and what was done: not its symptoms.
 		why := d.setFor(labels, kindBit(cases.KindComponent)|kindBit(cases.KindRootCause))
 		fold := caseFold(c.ID, learnFolds)
-		if d.caseFeat == nil {
-			d.caseFeat = map[int32]bool{}
-		}
-		clear(d.caseFeat)
 		// Trained on sentences, not whole fields: alerts and chat are a
 		// sentence or two.
 		for _, f := range []struct {
@@ -476,16 +477,23 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText, trouble bool) *le
 					if len(feats) == 0 {
 						continue
 					}
+					if n := len(d.df); len(d.inUnion) < n {
+						d.inUnion = append(d.inUnion, make([]bool, n-len(d.inUnion))...)
+						d.caseSym = append(d.caseSym, make([]uint8, n-len(d.caseSym))...)
+					}
 					for _, x := range feats {
-						d.caseFeat[x] = d.caseFeat[x] || set == all
+						if d.caseSym[x] == 0 {
+							d.caseSym[x] = 1
+							d.caseFeats = append(d.caseFeats, x)
+						}
+						if set == all {
+							d.caseSym[x] = 2
+						}
 					}
 					had = true
 					if d.keepText {
 						text.WriteString(s.text)
 						text.WriteByte(' ')
-					}
-					if n := len(d.df); len(d.inUnion) < n {
-						d.inUnion = append(d.inUnion, make([]bool, n-len(d.inUnion))...)
 					}
 					for _, f := range feats {
 						if !d.inUnion[f] {
@@ -509,13 +517,15 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText, trouble bool) *le
 		// The case backs each of its words once: for all its tags where
 		// a field that teaches its symptoms has it, else for the others.
 		var seen, told []int32
-		for x, sym := range d.caseFeat {
-			if sym {
+		for _, x := range d.caseFeats {
+			if d.caseSym[x] == 2 {
 				seen = append(seen, x)
 			} else {
 				told = append(told, x)
 			}
+			d.caseSym[x] = 0
 		}
+		d.caseFeats = d.caseFeats[:0]
 		slices.Sort(seen)
 		slices.Sort(told)
 		if len(seen) > 0 {
@@ -529,8 +539,8 @@ func gather(lib *cases.Library, tax *cases.Taxonomy, keepText, trouble bool) *le
 		}
 	}
 	d.gatherMessages(msgWords)
-	d.feats, d.mark, d.union, d.inUnion, d.caseFeat = nil, nil, nil, nil, nil
-	d.tfeats, d.tseen, d.stems = nil, nil, nil
+	d.feats, d.mark, d.union, d.inUnion, d.caseFeats, d.caseSym = nil, nil, nil, nil, nil, nil
+	d.tfeats, d.tmark, d.stems = nil, nil, nil
 	return d
 }
 

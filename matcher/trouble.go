@@ -191,7 +191,6 @@ func (d *learnData) gatherTrouble(lib *cases.Library, tax *cases.Taxonomy) {
 // builtinMessages, for the tag model to share (see gatherMessages).
 func (d *learnData) troubleStart(tax *cases.Taxonomy, keep bool) [][]word {
 	d.tvocab = map[string]int32{}
-	d.tseen = map[int32]bool{}
 	// In a fixed order: the model is trained in an order shuffled from
 	// the order the texts were added in, so a map's order would make the
 	// same library give another model on every start.
@@ -222,8 +221,7 @@ func (d *learnData) troubleStart(tax *cases.Taxonomy, keep bool) [][]word {
 		if keep && msg.Trouble {
 			kept[i] = words
 		}
-		d.tfeats = troubleWordFeatures(words, d.troubleID, d.tfeats[:0], d.tseen)
-		if len(d.tfeats) == 0 {
+		if len(d.wordTroubleFeatures(words)) == 0 {
 			continue
 		}
 		label := talkMessage
@@ -259,15 +257,25 @@ func (d *learnData) troubleCase(c *cases.Case, fold int8, split textSplits) {
 	}
 }
 
-// troubleID gives a term's id in the trouble model's vocabulary, adding it
-// when new.
-func (d *learnData) troubleID(term string) (int32, bool) {
-	id, ok := d.tvocab[term]
-	if !ok {
-		id = int32(len(d.tvocab))
-		d.tvocab[strings.Clone(term)] = id
-	}
-	return id, true
+// wordTroubleFeatures sets d.tfeats to the unique ids of the trouble
+// model's terms of words, as troubleFeatures gives them, adding new terms
+// to the vocabulary, and returns it.
+func (d *learnData) wordTroubleFeatures(words []word) []int32 {
+	d.tfeats = d.tfeats[:0]
+	d.tgen++
+	troubleTerms(words, func(term string) {
+		id, ok := d.tvocab[term]
+		if !ok {
+			id = int32(len(d.tvocab))
+			d.tvocab[strings.Clone(term)] = id
+			d.tmark = append(d.tmark, 0)
+		}
+		if d.tmark[id] != d.tgen {
+			d.tmark[id] = d.tgen
+			d.tfeats = append(d.tfeats, id)
+		}
+	})
+	return d.tfeats
 }
 
 // troublePut adds each sentence of text with words as a training text of
@@ -275,8 +283,7 @@ func (d *learnData) troubleID(term string) (int32, bool) {
 // below 0).
 func (d *learnData) troublePut(split textSplits, text string, label int32, fold int8) {
 	for _, s := range split.sentences(text, d.stems) {
-		d.tfeats = troubleWordFeatures(s.words, d.troubleID, d.tfeats[:0], d.tseen)
-		if len(d.tfeats) == 0 {
+		if len(d.wordTroubleFeatures(s.words)) == 0 {
 			continue
 		}
 		k := fold
@@ -401,13 +408,8 @@ func (m *model) trouble(text string) float64 {
 // false for a term the vocabulary does not know. seen is scratch space,
 // cleared first.
 func troubleFeatures(text string, id func(term string) (int32, bool), feats []int32, seen map[int32]bool) []int32 {
-	return troubleWordFeatures(splitWords(normalize(text)), id, feats, seen)
-}
-
-// troubleWordFeatures is troubleFeatures of the words split from a text.
-func troubleWordFeatures(words []word, id func(term string) (int32, bool), feats []int32, seen map[int32]bool) []int32 {
 	clear(seen)
-	troubleTerms(words, func(term string) {
+	troubleTerms(splitWords(normalize(text)), func(term string) {
 		if x, ok := id(term); ok && !seen[x] {
 			seen[x] = true
 			feats = append(feats, x)
