@@ -419,6 +419,23 @@ func TestHeldout13WellFormed(t *testing.T) {
 	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, tuningPath)
 }
 
+const heldout14Path = "../testdata/eval/heldout14.jsonl"
+
+// heldout14SHA256 pins the fourteenth held-out set, written blind as the
+// thirteenth was, before the change it measures.
+const heldout14SHA256 = "cce8329750885e84c73cfbc1979a78b0a8db9be3ce0f92ca1b7cf30fb3f5279c"
+
+// TestHeldout14Frozen fails when the fourteenth held-out set changes.
+func TestHeldout14Frozen(t *testing.T) { checkFrozen(t, heldout14Path, heldout14SHA256) }
+
+// TestHeldout14WellFormed checks the fourteenth held-out set as the first,
+// with at least 210 queries, and that it shares no query text with the
+// other held-out sets or the tuning set.
+func TestHeldout14WellFormed(t *testing.T) {
+	qs := checkWellFormed(t, heldout14Path, 210)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, tuningPath)
+}
+
 // TestMessagesAreNotQueries checks that the built-in messages the trouble
 // model learns from (matcher/trouble_*.jsonl) share no text with any
 // evaluation set: a held-out query among them would measure what the
@@ -441,5 +458,5 @@ func TestMessagesAreNotQueries(t *testing.T) {
 	if len(qs) < 1000 {
 		t.Fatalf("%d messages, want at least 1000", len(qs))
 	}
-	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, tuningPath)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, heldout14Path, tuningPath)
 }
