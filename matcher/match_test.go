@@ -126,6 +126,57 @@ func TestMatchExplains(t *testing.T) {
 	}
 }
 
+// TestVagueReportGetsItsLikeliestSymptom: a first status update that
+// names a service and no symptom a phrase knows ("investigating an issue
+// affecting X") still reports trouble; the model's likeliest symptom
+// counts, so the answer names it and most of the cases it ranks first
+// share it, not only the service's name.
+func TestVagueReportGetsItsLikeliestSymptom(t *testing.T) {
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(set)
+	m := newMatcher(t, lib, matcher.Options{})
+	for _, text := range []string{
+		"We are investigating an issue affecting Cloud SQL instances in europe-west2.",
+		"We are currently investigating an issue impacting the Payments API.",
+	} {
+		sc, err := m.Score(context.Background(), text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Report < 0.5 {
+			t.Fatalf("%q: the trouble model reads it as talk (%.2f); the test needs a report", text, sc.Report)
+		}
+		if sc.Sym > 0 || sc.SymLearned > 0 {
+			t.Fatalf("%q: a phrase or a sure prediction gives a symptom; the test needs a vague text", text)
+		}
+		if len(sc.Symptoms) != 1 {
+			t.Fatalf("%q: symptoms %v, want the one likeliest", text, sc.Symptoms)
+		}
+		want := sc.Symptoms[0].ID
+		ans, err := m.Rank(context.Background(), text, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ans.Results) == 0 {
+			t.Fatalf("%q: no cases ranked", text)
+		}
+		n := 0
+		var ids []string
+		for _, r := range ans.Results {
+			ids = append(ids, r.Case.ID)
+			if slices.Contains(r.Case.Symptoms, want) {
+				n++
+			}
+		}
+		if n < 2 {
+			t.Errorf("%q: %d of the first three cases (%v) have %s, want at least two", text, n, ids, want)
+		}
+	}
+}
+
 func TestMatchKoreanLabels(t *testing.T) {
 	m := newMatcher(t, testLibrary(t), matcher.Options{})
 	ans, err := m.Match(context.Background(), "DB 커넥션 풀이 다 찼어요, 결제 API 타임아웃 계속 납니다", 3)

@@ -184,9 +184,24 @@ func (q *queryTags) cause(id string, p float64, evidence []string) {
 // are read as hints of trouble (see Weights.GateHint).
 const hintProb = 0.2
 
+// reportHint is the trouble model's probability from which a text that no
+// phrase or sure prediction gives a symptom still counts its likeliest one
+// (see tagsOf).
+const reportHint = 0.5
+
 // tagsOf reads the tags a text signals by itself: taxonomy phrases and the
-// learned model; and how surely the trouble model reads it as a report. Clauses that deny an impact ("no data was lost") say
-// nothing (see unsaid).
+// learned model; and how surely the trouble model reads it as a report.
+// Clauses that deny an impact ("no data was lost") say nothing (see
+// unsaid).
+//
+// A report of trouble shows some symptom, if only vaguely: "we are
+// investigating issues with X in region Y" names none a phrase knows and
+// none the model is sure of. When the trouble model reads the text as a
+// report (reportHint) and nothing else gave it a symptom, the learned
+// model's likeliest symptom counts, at its probability (at least hintProb),
+// so that the cases sharing the trouble rank above those that share only
+// the component's name. It is no sign of trouble for the gate, which reads
+// the surer signals.
 func (m *Matcher) tagsOf(text string) *queryTags {
 	w := m.opts.Weights
 	q := &queryTags{weights: map[string]float64{}, causes: map[string]float64{}, signals: map[string]*Signal{}, evid: map[string][]string{}}
@@ -205,9 +220,13 @@ func (m *Matcher) tagsOf(text string) *queryTags {
 			q.comp = max(q.comp, conf)
 		}
 	}
+	var hint learnedTag
 	for _, lt := range m.model.infer(text, hintProb) {
 		if lt.tag.Kind == cases.KindSymptom {
 			q.symH = max(q.symH, lt.prob)
+			if lt.prob > hint.prob {
+				hint = lt
+			}
 		}
 		if lt.prob < 0.5 {
 			continue
@@ -222,6 +241,9 @@ func (m *Matcher) tagsOf(text string) *queryTags {
 			q.put(lt.tag.Kind, lt.tag.ID, w.Learned*lt.prob, strings.Join(lt.evidence, " "))
 			q.compL = max(q.compL, lt.prob)
 		}
+	}
+	if q.sym == 0 && q.symL == 0 && hint.prob > 0 && q.report >= reportHint {
+		q.put(cases.KindSymptom, hint.tag.ID, w.Learned*hint.prob, strings.Join(hint.evidence, " "))
 	}
 	return q
 }

@@ -39,6 +39,24 @@ func TestMatchText(t *testing.T) {
 	}
 }
 
+// TestMatchVagueStatusUpdate: a provider's first status update names a
+// service and no symptom; the signals give the symptom the model finds
+// likeliest, by its label alone (no words of the text gave it), never as
+// an empty quotation.
+func TestMatchVagueStatusUpdate(t *testing.T) {
+	code, out, errOut := runCmd(t, "", nil, "match", "We are investigating an issue affecting Cloud SQL instances in europe-west2.")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	if !strings.Contains(first, "symptoms: ") {
+		t.Errorf("no symptom among the signals: %q", first)
+	}
+	if strings.Contains(out, `("")`) {
+		t.Errorf("a signal quotes no words:\n%s", out)
+	}
+}
+
 func TestMatchKoreanAnswersInKorean(t *testing.T) {
 	code, out, _ := runCmd(t, "", nil, "match", "인증서가 만료되어 TLS 핸드셰이크가 실패합니다")
 	if code != 0 || !strings.Contains(out, "감지한 신호") || !strings.Contains(out, "교훈") {

@@ -357,9 +357,16 @@ func printAnswer(w io.Writer, tax *cases.Taxonomy, ans *matcher.Answer) {
 	}
 }
 
+// signalList names each signal with the words that gave it; a symptom
+// read from the text as a whole, with no word to show for it, is named
+// alone.
 func signalList(tax *cases.Taxonomy, kind cases.Kind, ss []matcher.Signal, lang cases.Lang) string {
 	var parts []string
 	for _, s := range ss {
+		if s.Phrase == "" {
+			parts = append(parts, tax.Label(kind, s.ID, lang))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s (%q)", tax.Label(kind, s.ID, lang), s.Phrase))
 	}
 	return strings.Join(parts, ", ")
