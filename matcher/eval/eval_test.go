@@ -44,23 +44,24 @@ func TestQualityFloors(t *testing.T) {
 		set  *cases.Set // nil: the built-in library
 		min  int
 		// koGap is how far Korean hit@3 may be from English. Target
-		// 0.05; on the built-in library it measures 0.030 (Korean
-		// 0.848, English 0.878) and has measured 0.014 to 0.077 as the
+		// 0.05; on the built-in library it measures 0.016 (Korean
+		// 0.869, English 0.885) and has measured 0.014 to 0.077 as the
 		// library grew, so its floor is 0.08. In the test library it
-		// measures 0.133 (Korean 0.828, English 0.960) since the best
-		// text hit's lead counts after the implied cause, 0.115 before,
-		// 0.075 with 1,720 built-in messages and 0.110 with 1,120:
-		// English gains more there from each change, and the text-only
-		// baseline's gap is 0.087 (its 48 cases answer fewer of the
-		// Korean queries' services). Its floor is 0.153, the figure
-		// plus 0.02. Pooled over the held-out sets, Korean is 0.012
-		// ahead.
+		// measures 0.110 (Korean 0.851, English 0.960): 0.133 when the
+		// best text hit's lead began to count after the implied cause,
+		// before a vague report's likeliest symptom counted too; 0.115
+		// before either, 0.075 with 1,720 built-in messages and 0.110
+		// with 1,120. English gains more there from most changes, and
+		// the text-only baseline's gap is 0.087 (its 48 cases answer
+		// fewer of the Korean queries' services). Its floor is 0.13,
+		// the figure plus 0.02. Pooled over the held-out sets, Korean
+		// is 0.007 ahead.
 		koGap float64
 		// hit3 is the least hit@3: the target, 0.85. The built-in
-		// library measures 0.866 (0.846 before the lead counted after
+		// library measures 0.879 (0.846 before the lead counted after
 		// the implied cause, when its floor was that less 0.02).
 		hit3 float64
-	}{{"test library", test, 40, 0.153, 0.85}, {"built-in library", nil, 250, 0.08, 0.85}} {
+	}{{"test library", test, 40, 0.13, 0.85}, {"built-in library", nil, 250, 0.08, 0.85}} {
 		t.Run(lib.name, func(t *testing.T) {
 			var r *rig
 			if lib.set != nil {

@@ -19,54 +19,55 @@ type floors struct {
 
 // The floors of each held-out set are issue 9's targets where the set's
 // latest figures meet them (go run ./matcher/cmd/eval -set heldoutN, with
-// 2,920 built-in messages and the lead counted after the implied cause;
-// README "Match quality"), and otherwise those figures less 0.02 (a Korean
-// and English gap at most the figure plus 0.02), so that the test still
-// catches a regression. Each floor gives its figure.
+// 2,920 built-in messages, the lead counted after the implied cause and a
+// vague report's likeliest symptom; README "Match quality"), and otherwise
+// those figures less 0.02 (a Korean and English gap at most the figure
+// plus 0.02), so that the test still catches a regression. Each floor
+// gives its figure.
 
 // heldoutFloors hold the first held-out set. It was written before the
 // learned parts and has been run many times since; its figures chose
 // nothing.
 var heldoutFloors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.853 against 0.544
-	hit3:             0.85, // target; measured 0.906
+	ndcgOverBaseline: 0.15, // target; measured 0.860 against 0.544
+	hit3:             0.85, // target; measured 0.918
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.930
 		"chat":   0.70, // target; measured 0.937
 		"report": 0.70, // target; measured 0.969
-		"status": 0.70, // target; measured 0.750
+		"status": 0.70, // target; measured 0.812
 	},
 	answered: 0.90, // target; measured 0.971
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.031 (ko 0.927, en 0.896)
+	koEnGap:  0.05, // target; measured 0.014 (ko 0.927, en 0.913)
 }
 
 // heldout2Floors hold the second held-out set. Its first figures were taken
 // at the commit that froze it (README "Second held-out set"); it has been
 // run since, and chose nothing.
 var heldout2Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.850 against 0.549
-	hit3:             0.85, // target; measured 0.912
+	ndcgOverBaseline: 0.15, // target; measured 0.853 against 0.549
+	hit3:             0.85, // target; measured 0.919
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.950
 		"chat":   0.70, // target; measured 0.860
 		"report": 0.70, // target; measured 0.973
-		"status": 0.70, // target; measured 0.879
+		"status": 0.70, // target; measured 0.909
 	},
-	answered: 0.90, // target; measured 0.969
+	answered: 0.90, // target; measured 0.975
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.007 (ko 0.917, en 0.910)
+	koEnGap:  0.05, // target; measured 0.003 (ko 0.917, en 0.920)
 }
 
 // heldout3Floors hold the third held-out set. It was written before the
 // trouble model and frozen before the matcher was run on it (README "Third
 // held-out set").
 var heldout3Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.834 against 0.546
+	ndcgOverBaseline: 0.15, // target; measured 0.842 against 0.546
 	hit3:             0.85, // target; measured 0.905
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.884
-		"chat":   0.70, // target; measured 0.962
+		"alert":  0.70, // target; measured 0.907
+		"chat":   0.70, // target; measured 0.942
 		"report": 0.70, // target; measured 0.972
 		"status": 0.70, // target; measured 0.789
 	},
@@ -79,40 +80,40 @@ var heldout3Floors = floors{
 // frozen before the logistic trouble model and answer gate (README "Fourth
 // held-out set").
 var heldout4Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.850 against 0.589
-	hit3:             0.85, // target; measured 0.938
+	ndcgOverBaseline: 0.15, // target; measured 0.851 against 0.589
+	hit3:             0.85, // target; measured 0.943
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.957
-		"chat":   0.70, // target; measured 0.923
+		"chat":   0.70, // target; measured 0.942
 		"report": 0.70, // target; measured 0.947
 		"status": 0.70, // target; measured 0.925
 	},
 	answered: 0.90,  // target; measured 0.989
 	silence:  0.927, // measured 0.947 less 0.02; target 0.95
-	koEnGap:  0.05,  // target; measured 0.021 (ko 0.949, en 0.928)
+	koEnGap:  0.05,  // target; measured 0.011 (ko 0.949, en 0.938)
 }
 
 // heldout5Floors hold the fifth held-out set. It was a second blind measure
 // of the logistic trouble model and answer gate.
 var heldout5Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.868 against 0.545
-	hit3:             0.85, // target; measured 0.881
+	ndcgOverBaseline: 0.15, // target; measured 0.866 against 0.545
+	hit3:             0.85, // target; measured 0.875
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.913
 		"chat":   0.70, // target; measured 0.827
-		"report": 0.70, // target; measured 0.974
+		"report": 0.70, // target; measured 0.947
 		"status": 0.70, // target; measured 0.825
 	},
 	answered: 0.90, // target; measured 0.926
 	silence:  0.95, // target; measured 0.974
-	koEnGap:  0.05, // target; measured 0.033 (ko 0.863, en 0.896)
+	koEnGap:  0.05, // target; measured 0.022 (ko 0.863, en 0.885)
 }
 
 // heldout6Floors hold the sixth held-out set. It was written blind and
 // frozen before titles and impact joined the trouble model's reports (README
 // "Sixth held-out set").
 var heldout6Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.821 against 0.559
+	ndcgOverBaseline: 0.15, // target; measured 0.826 against 0.559
 	hit3:             0.85, // target; measured 0.864
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.822
@@ -129,118 +130,135 @@ var heldout6Floors = floors{
 // frozen before the best text hit's lead joined the ranking (README "Seventh
 // held-out set").
 var heldout7Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.836 against 0.547
-	hit3:             0.85, // target; measured 0.870
+	ndcgOverBaseline: 0.15, // target; measured 0.842 against 0.547
+	hit3:             0.85, // target; measured 0.876
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.889
 		"chat":   0.70, // target; measured 0.827
 		"report": 0.70, // target; measured 0.949
-		"status": 0.70, // target; measured 0.829
+		"status": 0.70, // target; measured 0.854
 	},
 	answered: 0.90, // target; measured 0.955
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.011 (ko 0.864, en 0.875)
+	koEnGap:  0.05, // target; measured 0.002 (ko 0.877, en 0.875)
 }
 
 // heldout8Floors hold the eighth held-out set. It was written blind and
 // frozen before the trouble model learned from the built-in messages (README
 // "Eighth held-out set").
 var heldout8Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.832 against 0.574
-	hit3:             0.85, // target; measured 0.893
+	ndcgOverBaseline: 0.15, // target; measured 0.839 against 0.574
+	hit3:             0.85, // target; measured 0.898
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.783
 		"chat":   0.70, // target; measured 0.942
 		"report": 0.70, // target; measured 0.947
-		"status": 0.70, // target; measured 0.902
+		"status": 0.70, // target; measured 0.927
 	},
 	answered: 0.90, // target; measured 0.966
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.004 (ko 0.890, en 0.894)
+	koEnGap:  0.05, // target; measured 0.014 (ko 0.890, en 0.904)
 }
 
 // heldout9Floors hold the ninth held-out set. It was written blind and
 // frozen before the tag model learned from the built-in messages' tags
 // (README "Ninth held-out set").
 var heldout9Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.855 against 0.629
-	hit3:             0.85, // target; measured 0.886
+	ndcgOverBaseline: 0.15, // target; measured 0.860 against 0.629
+	hit3:             0.85, // target; measured 0.891
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.889
 		"chat":   0.70, // target; measured 0.904
 		"report": 0.70, // target; measured 0.974
-		"status": 0.70, // target; measured 0.775
+		"status": 0.70, // target; measured 0.800
 	},
 	answered: 0.90,  // target; measured 0.960
 	silence:  0.95,  // target; measured 1.000
-	koEnGap:  0.086, // measured 0.065 (ko 0.922, en 0.857) plus 0.02; target 0.05
+	koEnGap:  0.076, // measured 0.055 (ko 0.922, en 0.867) plus 0.02; target 0.05
 }
 
 // heldout10Floors hold the tenth held-out set. It was written blind and
 // frozen before the built-in messages grew from 1,720 to 2,920 (README
 // "Tenth held-out set").
 var heldout10Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.870 against 0.555
-	hit3:             0.85, // target; measured 0.920
+	ndcgOverBaseline: 0.15, // target; measured 0.875 against 0.555
+	hit3:             0.85, // target; measured 0.926
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.867
 		"chat":   0.70, // target; measured 0.923
 		"report": 0.70, // target; measured 0.947
-		"status": 0.70, // target; measured 0.950
+		"status": 0.70, // target; measured 0.975
 	},
 	answered: 0.90, // target; measured 0.977
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.034 (ko 0.938, en 0.904)
+	koEnGap:  0.05, // target; measured 0.023 (ko 0.938, en 0.915)
 }
 
 // heldout11Floors hold the eleventh held-out set. It was written blind and
 // frozen before the best text hit's lead moved after the implied cause
 // (README "Eleventh held-out set").
 var heldout11Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.822 against 0.592
-	hit3:             0.85, // target; measured 0.869
+	ndcgOverBaseline: 0.15, // target; measured 0.828 against 0.592
+	hit3:             0.85, // target; measured 0.874
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.837
 		"chat":   0.70, // target; measured 0.833
 		"report": 0.70, // target; measured 0.946
-		"status": 0.70, // target; measured 0.878
+		"status": 0.70, // target; measured 0.902
 	},
-	answered: 0.90,  // target; measured 0.943
+	answered: 0.90,  // target; measured 0.949
 	silence:  0.95,  // target; measured 0.974
-	koEnGap:  0.082, // measured 0.061 (ko 0.901, en 0.840) plus 0.02; target 0.05
+	koEnGap:  0.071, // measured 0.050 (ko 0.901, en 0.851) plus 0.02; target 0.05
 }
 
 // heldout12Floors hold the twelfth held-out set. It was written blind and
 // frozen before 2,000 more built-in messages were tried, and not kept
 // (README "Twelfth and thirteenth held-out sets").
 var heldout12Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.850 against 0.533
-	hit3:             0.85, // target; measured 0.894
+	ndcgOverBaseline: 0.15, // target; measured 0.858 against 0.533
+	hit3:             0.85, // target; measured 0.889
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.891
 		"chat":   0.70, // target; measured 0.833
 		"report": 0.70, // target; measured 0.974
-		"status": 0.70, // target; measured 0.905
+		"status": 0.70, // target; measured 0.881
 	},
-	answered: 0.90, // target; measured 0.944
+	answered: 0.90, // target; measured 0.950
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.038 (ko 0.875, en 0.913)
+	koEnGap:  0.05, // target; measured 0.049 (ko 0.864, en 0.913)
 }
 
 // heldout13Floors hold the thirteenth held-out set, written and used as the
 // twelfth was.
 var heldout13Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.822 against 0.564
-	hit3:             0.85, // target; measured 0.892
+	ndcgOverBaseline: 0.15, // target; measured 0.818 against 0.564
+	hit3:             0.85, // target; measured 0.886
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.886
-		"chat":   0.70, // target; measured 0.889
+		"chat":   0.70, // target; measured 0.870
 		"report": 0.70, // target; measured 0.947
 		"status": 0.70, // target; measured 0.850
 	},
 	answered: 0.90, // target; measured 0.960
 	silence:  0.95, // target; measured 0.974
-	koEnGap:  0.05, // target; measured 0.034 (ko 0.909, en 0.875)
+	koEnGap:  0.05, // target; measured 0.045 (ko 0.909, en 0.864)
+}
+
+// heldout14Floors hold the fourteenth held-out set. It was written blind
+// and frozen before a vague report's likeliest symptom began to count
+// (README "Fourteenth held-out set").
+var heldout14Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.844 against 0.560
+	hit3:             0.85, // target; measured 0.883
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.886
+		"chat":   0.70, // target; measured 0.873
+		"report": 0.70, // target; measured 0.974
+		"status": 0.70, // target; measured 0.810
+	},
+	answered: 0.90,  // target; measured 0.944
+	silence:  0.899, // measured 0.919 less 0.02; target 0.95
+	koEnGap:  0.05,  // target; measured 0.010 (ko 0.888, en 0.878)
 }
 
 // heldoutSets are the frozen held-out sets and their floors, by the name
@@ -262,6 +280,7 @@ var heldoutSets = []struct {
 	{"heldout11", heldout11Path, heldout11Floors},
 	{"heldout12", heldout12Path, heldout12Floors},
 	{"heldout13", heldout13Path, heldout13Floors},
+	{"heldout14", heldout14Path, heldout14Floors},
 }
 
 // TestHeldoutFloors holds the matcher's quality on each frozen held-out
