@@ -1,6 +1,6 @@
 // Command eval prints the match quality of incidentbot's matcher on the
-// evaluation sets, beside a text-only baseline: the seven held-out sets against
-// the built-in library, then the tuning set against the test library and the
+// evaluation sets, beside a text-only baseline: the held-out sets against the
+// built-in library, then the tuning set against the test library and the
 // built-in library.
 //
 //	go run ./matcher/cmd/eval [-set heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|heldout9|heldout10|heldout11|heldout12|heldout13|heldout14|tuning|all] [-queries FILE] [-library DIR] [-misses]
