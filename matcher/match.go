@@ -108,6 +108,9 @@ type Matcher struct {
 // which overlapping them would add up.
 const concurrentBuild = 2000
 
+// learnModel is loadOrLearn; tests replace it.
+var learnModel = loadOrLearn
+
 // New indexes the library.
 func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	if opts.Taxonomy == nil {
@@ -145,13 +148,24 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 	)
 	if lib.Len() <= concurrentBuild {
 		var lerr error
+		var crash any
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			mdl, lerr = loadOrLearn(pub, opts.Taxonomy, opts.IndexDir)
+			// A panic while training is the caller's, as it was when
+			// training ran on its goroutine: a bot that recovers from a
+			// failed rebuild must not lose the process to this one.
+			defer func() { crash = recover() }()
+			mdl, lerr = learnModel(pub, opts.Taxonomy, opts.IndexDir)
 		}()
 		idx, df, reused, err = buildIndex(lib, opts.IndexDir, opts.Scoring, opts.Logger)
 		<-done
+		if crash != nil {
+			if err == nil {
+				idx.Close()
+			}
+			panic(crash)
+		}
 		if lerr != nil {
 			if err == nil {
 				idx.Close()
@@ -159,7 +173,7 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 			return nil, lerr
 		}
 	} else {
-		if mdl, err = loadOrLearn(pub, opts.Taxonomy, opts.IndexDir); err != nil {
+		if mdl, err = learnModel(pub, opts.Taxonomy, opts.IndexDir); err != nil {
 			return nil, err
 		}
 		idx, df, reused, err = buildIndex(lib, opts.IndexDir, opts.Scoring, opts.Logger)
