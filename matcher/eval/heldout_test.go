@@ -436,6 +436,24 @@ func TestHeldout14WellFormed(t *testing.T) {
 	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, tuningPath)
 }
 
+const heldout15Path = "../testdata/eval/heldout15.jsonl"
+
+// heldout15SHA256 pins the fifteenth held-out set, written blind as the
+// fourteenth was. Its first run was a blind measure of the matcher as it
+// then stood, with no change after it.
+const heldout15SHA256 = "f58c4ad4077247e0178cb3425372904f6ef5c017261476319eb3f9f2228f1e62"
+
+// TestHeldout15Frozen fails when the fifteenth held-out set changes.
+func TestHeldout15Frozen(t *testing.T) { checkFrozen(t, heldout15Path, heldout15SHA256) }
+
+// TestHeldout15WellFormed checks the fifteenth held-out set as the first,
+// with at least 210 queries, and that it shares no query text with the
+// other held-out sets or the tuning set.
+func TestHeldout15WellFormed(t *testing.T) {
+	qs := checkWellFormed(t, heldout15Path, 210)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, heldout14Path, tuningPath)
+}
+
 // TestMessagesAreNotQueries checks that the built-in messages the trouble
 // model learns from (matcher/trouble_*.jsonl) share no text with any
 // evaluation set: a held-out query among them would measure what the
@@ -458,5 +476,5 @@ func TestMessagesAreNotQueries(t *testing.T) {
 	if len(qs) < 1000 {
 		t.Fatalf("%d messages, want at least 1000", len(qs))
 	}
-	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, heldout14Path, tuningPath)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, heldout14Path, heldout15Path, tuningPath)
 }

@@ -3,7 +3,7 @@
 // built-in library, then the tuning set against the test library and the
 // built-in library.
 //
-//	go run ./matcher/cmd/eval [-set heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|heldout9|heldout10|heldout11|heldout12|heldout13|heldout14|tuning|all] [-queries FILE] [-library DIR] [-misses]
+//	go run ./matcher/cmd/eval [-set heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|heldout9|heldout10|heldout11|heldout12|heldout13|heldout14|heldout15|tuning|all] [-queries FILE] [-library DIR] [-misses]
 //
 // The held-out sets are frozen and reported in aggregate only: -misses,
 // -debug and -tags work on the tuning set (or -queries FILE). The ranking's
@@ -39,6 +39,7 @@ const (
 	heldout12Path = "matcher/testdata/eval/heldout12.jsonl"
 	heldout13Path = "matcher/testdata/eval/heldout13.jsonl"
 	heldout14Path = "matcher/testdata/eval/heldout14.jsonl"
+	heldout15Path = "matcher/testdata/eval/heldout15.jsonl"
 	tuningPath    = "matcher/testdata/eval/tuning.jsonl"
 )
 
@@ -59,6 +60,7 @@ var heldoutSets = []struct{ name, path string }{
 	{"heldout12", heldout12Path},
 	{"heldout13", heldout13Path},
 	{"heldout14", heldout14Path},
+	{"heldout15", heldout15Path},
 }
 
 // errHeldout is returned when a per-query view is asked of a held-out set.
