@@ -160,15 +160,12 @@ func New(lib *cases.Library, opts Options) (*Matcher, error) {
 		}()
 		idx, df, reused, err = buildIndex(lib, opts.IndexDir, opts.Scoring, opts.Logger)
 		<-done
-		if crash != nil {
+		if crash != nil || lerr != nil {
 			if err == nil {
 				idx.Close()
 			}
-			panic(crash)
-		}
-		if lerr != nil {
-			if err == nil {
-				idx.Close()
+			if crash != nil {
+				panic(crash)
 			}
 			return nil, lerr
 		}

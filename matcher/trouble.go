@@ -282,18 +282,19 @@ func (d *learnData) wordTroubleFeatures(words []word) []int32 {
 // the trouble model, labelled label, in fold fold (the taxonomy's when
 // below 0).
 func (d *learnData) troublePut(split textSplits, text string, label int32, fold int8) {
+	k := fold
+	if k < 0 {
+		k = learnFolds
+	}
 	for _, s := range split.sentences(text, d.stems) {
 		if len(d.wordTroubleFeatures(s.words)) == 0 {
 			continue
-		}
-		k := fold
-		if k < 0 {
-			k = learnFolds
 		}
 		d.trouble[k].add(label, d.tfeats)
 	}
 }
 
+// troubleBoth is troublePut of a text's English and its Korean.
 func (d *learnData) troubleBoth(split textSplits, t cases.Text, label int32, fold int8) {
 	d.troublePut(split, t.En, label, fold)
 	d.troublePut(split, t.Ko, label, fold)
