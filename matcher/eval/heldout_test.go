@@ -454,6 +454,42 @@ func TestHeldout15WellFormed(t *testing.T) {
 	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, heldout14Path, tuningPath)
 }
 
+const heldout16Path = "../testdata/eval/heldout16.jsonl"
+
+// heldout16SHA256 pins the sixteenth held-out set, written blind as the
+// fifteenth was, from gold cases no earlier set had used, before the change
+// it measures.
+const heldout16SHA256 = "2918b0282aea0f8eab5f5e31ceddf47311d0f233feb3488218ae1b9e471d712c"
+
+// TestHeldout16Frozen fails when the sixteenth held-out set changes.
+func TestHeldout16Frozen(t *testing.T) { checkFrozen(t, heldout16Path, heldout16SHA256) }
+
+// TestHeldout16WellFormed checks the sixteenth held-out set as the first,
+// with at least 210 queries, and that it shares no query text with the
+// other held-out sets or the tuning set.
+func TestHeldout16WellFormed(t *testing.T) {
+	qs := checkWellFormed(t, heldout16Path, 210)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, heldout14Path, heldout15Path, tuningPath)
+}
+
+const heldout17Path = "../testdata/eval/heldout17.jsonl"
+
+// heldout17SHA256 pins the seventeenth held-out set, written blind beside
+// the sixteenth, from other gold cases no earlier set had used, before the
+// change it measures.
+const heldout17SHA256 = "297675196c1a3c602b5d888448cfdd3614d184949931d4f15915dd8ce625cee4"
+
+// TestHeldout17Frozen fails when the seventeenth held-out set changes.
+func TestHeldout17Frozen(t *testing.T) { checkFrozen(t, heldout17Path, heldout17SHA256) }
+
+// TestHeldout17WellFormed checks the seventeenth held-out set as the first,
+// with at least 210 queries, and that it shares no query text with the
+// other held-out sets or the tuning set.
+func TestHeldout17WellFormed(t *testing.T) {
+	qs := checkWellFormed(t, heldout17Path, 210)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, heldout14Path, heldout15Path, heldout16Path, tuningPath)
+}
+
 // TestMessagesAreNotQueries checks that the built-in messages the trouble
 // model learns from (matcher/trouble_*.jsonl) share no text with any
 // evaluation set: a held-out query among them would measure what the
@@ -476,5 +512,5 @@ func TestMessagesAreNotQueries(t *testing.T) {
 	if len(qs) < 1000 {
 		t.Fatalf("%d messages, want at least 1000", len(qs))
 	}
-	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, heldout14Path, heldout15Path, tuningPath)
+	checkNoSharedText(t, qs, heldoutPath, heldout2Path, heldout3Path, heldout4Path, heldout5Path, heldout6Path, heldout7Path, heldout8Path, heldout9Path, heldout10Path, heldout11Path, heldout12Path, heldout13Path, heldout14Path, heldout15Path, heldout16Path, heldout17Path, tuningPath)
 }

@@ -3,7 +3,7 @@
 // built-in library, then the tuning set against the test library and the
 // built-in library.
 //
-//	go run ./matcher/cmd/eval [-set heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|heldout9|heldout10|heldout11|heldout12|heldout13|heldout14|heldout15|tuning|all] [-queries FILE] [-library DIR] [-misses]
+//	go run ./matcher/cmd/eval [-set heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|heldout9|heldout10|heldout11|heldout12|heldout13|heldout14|heldout15|heldout16|heldout17|tuning|all] [-queries FILE] [-library DIR] [-misses]
 //
 // The held-out sets are frozen and reported in aggregate only: -misses,
 // -debug and -tags work on the tuning set (or -queries FILE). The ranking's
@@ -40,6 +40,8 @@ const (
 	heldout13Path = "matcher/testdata/eval/heldout13.jsonl"
 	heldout14Path = "matcher/testdata/eval/heldout14.jsonl"
 	heldout15Path = "matcher/testdata/eval/heldout15.jsonl"
+	heldout16Path = "matcher/testdata/eval/heldout16.jsonl"
+	heldout17Path = "matcher/testdata/eval/heldout17.jsonl"
 	tuningPath    = "matcher/testdata/eval/tuning.jsonl"
 )
 
@@ -61,6 +63,8 @@ var heldoutSets = []struct{ name, path string }{
 	{"heldout13", heldout13Path},
 	{"heldout14", heldout14Path},
 	{"heldout15", heldout15Path},
+	{"heldout16", heldout16Path},
+	{"heldout17", heldout17Path},
 }
 
 // errHeldout is returned when a per-query view is asked of a held-out set.
