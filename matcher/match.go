@@ -313,6 +313,16 @@ type Answer struct {
 // resolvedNotice matches alerts that announce the end of a problem.
 var resolvedNotice = regexp.MustCompile(`(?i)^\W*(\[\s*(resolved|ok|recovered|해결|복구|정상)[^\]]*\]|(resolved|recovered|ok)\s*:|(해결|복구|정상화)(됨|완료)?\s*:)`)
 
+// recovering matches a Korean notice that recovery is under way ("[복구
+// 중]", "[복구 진행 중]", "[복구 완료 전 안내]"): the problem goes on, and
+// the notice reports it as "Identified" or "Monitoring" does.
+var recovering = regexp.MustCompile(`^\W*\[\s*(해결|복구|정상화)\s*(중|진행|작업|완료\s*전)`)
+
+// resolved reports whether a text announces the end of a problem.
+func resolved(text string) bool {
+	return resolvedNotice.MatchString(text) && !recovering.MatchString(text)
+}
+
 // maxQueryWords bounds the words sent to bleve for one text.
 const maxQueryWords = 80
 
@@ -328,7 +338,7 @@ func (m *Matcher) Match(ctx context.Context, text string, top int) (*Answer, err
 // cases kept to o.Channel are among those it may suggest).
 func (m *Matcher) MatchWith(ctx context.Context, text string, top int, o MatchOptions) (*Answer, error) {
 	ans := &Answer{Lang: DetectLang(text)}
-	if top <= 0 || strings.TrimSpace(text) == "" || resolvedNotice.MatchString(text) {
+	if top <= 0 || strings.TrimSpace(text) == "" || resolved(text) {
 		return ans, nil
 	}
 	return m.rank(ctx, ans, text, Filters{}, top, true, o)

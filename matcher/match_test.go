@@ -362,3 +362,29 @@ func FuzzMatch(f *testing.F) {
 		_, _, _ = matcher.ParseQuery(text)
 	})
 }
+
+// TestRecoveringNoticeIsTrouble checks that a Korean notice that recovery
+// is under way is answered like any report of the problem, while one that
+// says it is over is not.
+func TestRecoveringNoticeIsTrouble(t *testing.T) {
+	m := newMatcher(t, testLibrary(t), matcher.Options{})
+	const trouble = " 결제 API에서 DB 커넥션 풀이 가득 차 타임아웃이 계속되고 있습니다. 원인을 조치하고 있습니다."
+	for _, prefix := range []string{"[복구 중]", "[복구중]", "[복구 진행 중]", "[복구 완료 전 안내]", "[정상화 작업 중]"} {
+		ans, err := m.Match(context.Background(), prefix+trouble, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ans.Results) == 0 {
+			t.Errorf("%s: not answered", prefix)
+		}
+	}
+	for _, prefix := range []string{"[복구 완료]", "[복구]", "[해결됨]", "[정상화]", "복구 완료:"} {
+		ans, err := m.Match(context.Background(), prefix+" 결제 API 타임아웃이 해소되었습니다.", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ans.Results) > 0 {
+			t.Errorf("%s: answered %s", prefix, ans.Results[0].Case.ID)
+		}
+	}
+}

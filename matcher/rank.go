@@ -434,7 +434,7 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 	}
 
 	q := m.tagsOf(text)
-	if !resolvedNotice.MatchString(text) {
+	if !resolved(text) {
 		sc.Sym, sc.Comp, sc.SymLearned, sc.CompLearned, sc.SymHint = q.sym, q.comp, q.symL, q.compL, q.symH
 		sc.Report = q.report
 	}
