@@ -311,33 +311,9 @@ var heldout17Floors = floors{
 	koEnGap:  0.05, // target; measured 0.044 (ko 0.882, en 0.926)
 }
 
-// heldoutSets are the frozen held-out sets and their floors, by the name
-// go run ./matcher/cmd/eval -set gives each.
-var heldoutSets = []struct {
-	name, path string
-	floors     floors
-}{
-	{"heldout", heldoutPath, heldoutFloors},
-	{"heldout2", heldout2Path, heldout2Floors},
-	{"heldout3", heldout3Path, heldout3Floors},
-	{"heldout4", heldout4Path, heldout4Floors},
-	{"heldout5", heldout5Path, heldout5Floors},
-	{"heldout6", heldout6Path, heldout6Floors},
-	{"heldout7", heldout7Path, heldout7Floors},
-	{"heldout8", heldout8Path, heldout8Floors},
-	{"heldout9", heldout9Path, heldout9Floors},
-	{"heldout10", heldout10Path, heldout10Floors},
-	{"heldout11", heldout11Path, heldout11Floors},
-	{"heldout12", heldout12Path, heldout12Floors},
-	{"heldout13", heldout13Path, heldout13Floors},
-	{"heldout14", heldout14Path, heldout14Floors},
-	{"heldout15", heldout15Path, heldout15Floors},
-	{"heldout16", heldout16Path, heldout16Floors},
-	{"heldout17", heldout17Path, heldout17Floors},
-}
-
 // TestHeldoutFloors holds the matcher's quality on each frozen held-out
-// set, against the built-in library their labels refer to.
+// set in heldoutSets (heldout_test.go), against the built-in library their
+// labels refer to.
 func TestHeldoutFloors(t *testing.T) {
 	for _, set := range heldoutSets {
 		t.Run(set.name, func(t *testing.T) {
