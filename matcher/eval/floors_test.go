@@ -19,8 +19,9 @@ type floors struct {
 
 // The floors of each held-out set are issue 9's targets where the set's
 // latest figures meet them (go run ./matcher/cmd/eval -set heldoutN, with
-// 2,920 built-in messages, the lead counted after the implied cause and a
-// vague report's likeliest symptom; README "Match quality"), and otherwise
+// 2,920 built-in messages, the lead counted after the implied cause, a
+// vague report's likeliest symptom and a Korean "[복구 중]" notice read as a
+// report; README "Match quality"), and otherwise
 // those figures less 0.02 (a Korean and English gap at most the figure
 // plus 0.02), so that the test still catches a regression. Each floor
 // gives its figure.
@@ -30,16 +31,16 @@ type floors struct {
 // nothing.
 var heldoutFloors = floors{
 	ndcgOverBaseline: 0.15, // target; measured 0.860 against 0.544
-	hit3:             0.85, // target; measured 0.918
+	hit3:             0.85, // target; measured 0.924
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.930
 		"chat":   0.70, // target; measured 0.937
 		"report": 0.70, // target; measured 0.969
-		"status": 0.70, // target; measured 0.812
+		"status": 0.70, // target; measured 0.844
 	},
-	answered: 0.90, // target; measured 0.971
+	answered: 0.90, // target; measured 0.976
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.014 (ko 0.927, en 0.913)
+	koEnGap:  0.05, // target; measured 0.032 (ko 0.945, en 0.913)
 }
 
 // heldout2Floors hold the second held-out set. Its first figures were taken
@@ -97,16 +98,16 @@ var heldout4Floors = floors{
 // of the logistic trouble model and answer gate.
 var heldout5Floors = floors{
 	ndcgOverBaseline: 0.15, // target; measured 0.866 against 0.545
-	hit3:             0.85, // target; measured 0.875
+	hit3:             0.85, // target; measured 0.881
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.913
 		"chat":   0.70, // target; measured 0.827
 		"report": 0.70, // target; measured 0.947
-		"status": 0.70, // target; measured 0.825
+		"status": 0.70, // target; measured 0.850
 	},
-	answered: 0.90, // target; measured 0.926
+	answered: 0.90, // target; measured 0.932
 	silence:  0.95, // target; measured 0.974
-	koEnGap:  0.05, // target; measured 0.022 (ko 0.863, en 0.885)
+	koEnGap:  0.05, // target; measured 0.010 (ko 0.875, en 0.885)
 }
 
 // heldout6Floors hold the sixth held-out set. It was written blind and
@@ -114,16 +115,16 @@ var heldout5Floors = floors{
 // "Sixth held-out set").
 var heldout6Floors = floors{
 	ndcgOverBaseline: 0.15, // target; measured 0.826 against 0.559
-	hit3:             0.85, // target; measured 0.864
+	hit3:             0.85, // target; measured 0.869
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.822
 		"chat":   0.70, // target; measured 0.830
 		"report": 0.70, // target; measured 0.974
-		"status": 0.70, // target; measured 0.850
+		"status": 0.70, // target; measured 0.875
 	},
-	answered: 0.90, // target; measured 0.966
+	answered: 0.90, // target; measured 0.972
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.021 (ko 0.875, en 0.854)
+	koEnGap:  0.05, // target; measured 0.033 (ko 0.887, en 0.854)
 }
 
 // heldout7Floors hold the seventh held-out set. It was written blind and
@@ -131,16 +132,16 @@ var heldout6Floors = floors{
 // held-out set").
 var heldout7Floors = floors{
 	ndcgOverBaseline: 0.15, // target; measured 0.842 against 0.547
-	hit3:             0.85, // target; measured 0.876
+	hit3:             0.85, // target; measured 0.881
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.889
 		"chat":   0.70, // target; measured 0.827
 		"report": 0.70, // target; measured 0.949
-		"status": 0.70, // target; measured 0.854
+		"status": 0.70, // target; measured 0.878
 	},
-	answered: 0.90, // target; measured 0.955
+	answered: 0.90, // target; measured 0.960
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.002 (ko 0.877, en 0.875)
+	koEnGap:  0.05, // target; measured 0.014 (ko 0.889, en 0.875)
 }
 
 // heldout8Floors hold the eighth held-out set. It was written blind and
