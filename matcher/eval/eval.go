@@ -27,6 +27,30 @@ import (
 	"github.com/incidentbot/incidentbot/matcher"
 )
 
+// HeldoutSets names the frozen held-out sets, oldest first. Each is the
+// file matcher/testdata/eval/<name>.jsonl and the eval command's -set name;
+// their pinned hashes and floors are in this package's tests. A new set is
+// a new name at the end.
+var HeldoutSets = []string{
+	"heldout",
+	"heldout2",
+	"heldout3",
+	"heldout4",
+	"heldout5",
+	"heldout6",
+	"heldout7",
+	"heldout8",
+	"heldout9",
+	"heldout10",
+	"heldout11",
+	"heldout12",
+	"heldout13",
+	"heldout14",
+	"heldout15",
+	"heldout16",
+	"heldout17",
+}
+
 // Query is one labelled query of the evaluation set.
 type Query struct {
 	ID         string   `json:"id"`

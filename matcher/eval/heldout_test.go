@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -241,6 +242,23 @@ func checkNoSharedText(t *testing.T, qs []eval.Query, paths ...string) {
 		if path, ok := other[norm(q.Text)]; ok {
 			t.Errorf("%s: the same text is in %s", q.ID, path)
 		}
+	}
+}
+
+// TestHeldoutSetsListed checks that the pinned sets are the ones the eval
+// command reports (eval.HeldoutSets), in the same order, each at its file:
+// a set pinned here and unknown to -set, or the other way round, would go
+// unreported or unchecked.
+func TestHeldoutSetsListed(t *testing.T) {
+	var names []string
+	for _, h := range heldoutSets {
+		names = append(names, h.name)
+		if want := "../testdata/eval/" + h.name + ".jsonl"; h.path != want {
+			t.Errorf("%s: path %s, want %s", h.name, h.path, want)
+		}
+	}
+	if !slices.Equal(names, eval.HeldoutSets) {
+		t.Errorf("pinned sets %v, eval.HeldoutSets %v", names, eval.HeldoutSets)
 	}
 }
 

@@ -24,48 +24,17 @@ import (
 	"github.com/incidentbot/incidentbot/matcher/eval"
 )
 
-const (
-	heldoutPath   = "matcher/testdata/eval/heldout.jsonl"
-	heldout2Path  = "matcher/testdata/eval/heldout2.jsonl"
-	heldout3Path  = "matcher/testdata/eval/heldout3.jsonl"
-	heldout4Path  = "matcher/testdata/eval/heldout4.jsonl"
-	heldout5Path  = "matcher/testdata/eval/heldout5.jsonl"
-	heldout6Path  = "matcher/testdata/eval/heldout6.jsonl"
-	heldout7Path  = "matcher/testdata/eval/heldout7.jsonl"
-	heldout8Path  = "matcher/testdata/eval/heldout8.jsonl"
-	heldout9Path  = "matcher/testdata/eval/heldout9.jsonl"
-	heldout10Path = "matcher/testdata/eval/heldout10.jsonl"
-	heldout11Path = "matcher/testdata/eval/heldout11.jsonl"
-	heldout12Path = "matcher/testdata/eval/heldout12.jsonl"
-	heldout13Path = "matcher/testdata/eval/heldout13.jsonl"
-	heldout14Path = "matcher/testdata/eval/heldout14.jsonl"
-	heldout15Path = "matcher/testdata/eval/heldout15.jsonl"
-	heldout16Path = "matcher/testdata/eval/heldout16.jsonl"
-	heldout17Path = "matcher/testdata/eval/heldout17.jsonl"
-	tuningPath    = "matcher/testdata/eval/tuning.jsonl"
-)
+const tuningPath = "matcher/testdata/eval/tuning.jsonl"
 
 // heldoutSets are the frozen held-out sets by their -set name, in the order
 // -set all reports them.
-var heldoutSets = []struct{ name, path string }{
-	{"heldout", heldoutPath},
-	{"heldout2", heldout2Path},
-	{"heldout3", heldout3Path},
-	{"heldout4", heldout4Path},
-	{"heldout5", heldout5Path},
-	{"heldout6", heldout6Path},
-	{"heldout7", heldout7Path},
-	{"heldout8", heldout8Path},
-	{"heldout9", heldout9Path},
-	{"heldout10", heldout10Path},
-	{"heldout11", heldout11Path},
-	{"heldout12", heldout12Path},
-	{"heldout13", heldout13Path},
-	{"heldout14", heldout14Path},
-	{"heldout15", heldout15Path},
-	{"heldout16", heldout16Path},
-	{"heldout17", heldout17Path},
-}
+var heldoutSets = func() []struct{ name, path string } {
+	var out []struct{ name, path string }
+	for _, name := range eval.HeldoutSets {
+		out = append(out, struct{ name, path string }{name, "matcher/testdata/eval/" + name + ".jsonl"})
+	}
+	return out
+}()
 
 // errHeldout is returned when a per-query view is asked of a held-out set.
 var errHeldout = errors.New("the held-out sets are reported in aggregate only, so that nothing is tuned on them; -misses, -debug and -tags work on the tuning set (-set tuning) or on -queries FILE")
