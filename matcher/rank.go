@@ -222,11 +222,8 @@ func (m *Matcher) tagsOf(text string) *queryTags {
 	}
 	var hint learnedTag
 	for _, lt := range m.model.infer(text, hintProb) {
-		if lt.tag.Kind == cases.KindSymptom {
-			q.symH = max(q.symH, lt.prob)
-			if lt.prob > hint.prob {
-				hint = lt
-			}
+		if lt.tag.Kind == cases.KindSymptom && lt.prob > hint.prob {
+			hint = lt
 		}
 		if lt.prob < 0.5 {
 			continue
@@ -242,6 +239,7 @@ func (m *Matcher) tagsOf(text string) *queryTags {
 			q.compL = max(q.compL, lt.prob)
 		}
 	}
+	q.symH = hint.prob
 	if q.sym == 0 && q.symL == 0 && hint.prob > 0 && q.report >= reportHint {
 		q.put(cases.KindSymptom, hint.tag.ID, w.Learned*hint.prob, strings.Join(hint.evidence, " "))
 	}
