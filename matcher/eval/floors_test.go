@@ -318,7 +318,7 @@ var heldout17Floors = floors{
 func TestHeldoutFloors(t *testing.T) {
 	for _, set := range heldoutSets {
 		t.Run(set.name, func(t *testing.T) {
-			checkFloors(t, set.name, set.path, set.floors)
+			checkFloors(t, set.name, set.path(), set.floors)
 		})
 	}
 }

@@ -24,11 +24,13 @@ import (
 // later change needs a new set for a blind figure.
 type heldoutSet struct {
 	name       string // the name go run ./matcher/cmd/eval -set gives it
-	path       string
 	sha256     string // the pinned SHA-256 of the file
 	minQueries int    // the fewest queries TestHeldoutWellFormed accepts
 	floors     floors // what TestHeldoutFloors holds (floors_test.go)
 }
+
+// path is the set's file, matcher/testdata/eval/<name>.jsonl.
+func (h heldoutSet) path() string { return "../testdata/eval/" + h.name + ".jsonl" }
 
 // heldoutSets are the frozen held-out sets, oldest first. A new set is a
 // new row at the end, with its floors in floors_test.go.
@@ -36,52 +38,52 @@ var heldoutSets = []heldoutSet{
 	// The first set: written before the matcher change it measures, from the
 	// taxonomy's definitions and the built-in cases' tags, without running
 	// the matcher on it.
-	{"heldout", "../testdata/eval/heldout.jsonl", "20dd09f15e180486bc9d523ee123a292a945b51b105bc46c6e364c07a5d7d235", 170, heldoutFloors},
+	{"heldout", "20dd09f15e180486bc9d523ee123a292a945b51b105bc46c6e364c07a5d7d235", 170, heldoutFloors},
 	// Written after the first had been run while the ranking was tuned, so
 	// that a blind figure exists again: from the taxonomy's definitions and
 	// the built-in cases' tags, apart from the phrase lists, the weights and
 	// the other sets.
-	{"heldout2", "../testdata/eval/heldout2.jsonl", "fdc9a5dfb5df992edb41685759b07fa376bec8fd80572cb37823aa67840f09df", 160, heldout2Floors},
+	{"heldout2", "fdc9a5dfb5df992edb41685759b07fa376bec8fd80572cb37823aa67840f09df", 160, heldout2Floors},
 	// Written once both earlier sets had been run on the matcher: from the
 	// taxonomy's ids and definitions and the built-in cases' facts and tags.
-	{"heldout3", "../testdata/eval/heldout3.jsonl", "7ec08231bc5351cfb2b1637326ec4cfba792d0d55ae0c7709280db244b79e68e", 200, heldout3Floors},
+	{"heldout3", "7ec08231bc5351cfb2b1637326ec4cfba792d0d55ae0c7709280db244b79e68e", 200, heldout3Floors},
 	// Written once all three earlier sets had been run: from the taxonomy's
 	// ids and definitions and the built-in cases' facts.
-	{"heldout4", "../testdata/eval/heldout4.jsonl", "af40ccc519e124955fba10caebbf2106ba53e22720cc72b3bd7b2bd529a5028d", 210, heldout4Floors},
+	{"heldout4", "af40ccc519e124955fba10caebbf2106ba53e22720cc72b3bd7b2bd529a5028d", 210, heldout4Floors},
 	// Written as the fourth, once all four earlier sets had been run.
-	{"heldout5", "../testdata/eval/heldout5.jsonl", "4a01113074ef875996eb1206cc49f11e4d8a588b82ae9b22ef4a2ce9f7f2eef8", 210, heldout5Floors},
+	{"heldout5", "4a01113074ef875996eb1206cc49f11e4d8a588b82ae9b22ef4a2ce9f7f2eef8", 210, heldout5Floors},
 	// Written as the fifth, once all five earlier sets had been run.
-	{"heldout6", "../testdata/eval/heldout6.jsonl", "b542049eb14ac990cf6f3abf2d096fc50dd1e1d69459b19df4629a00ff8c635f", 210, heldout6Floors},
+	{"heldout6", "b542049eb14ac990cf6f3abf2d096fc50dd1e1d69459b19df4629a00ff8c635f", 210, heldout6Floors},
 	// Written as the sixth, once all six earlier sets had been run.
-	{"heldout7", "../testdata/eval/heldout7.jsonl", "e319643398d5e26aa4dbf717a29838354e7b54e8e2a807c6019e5356ebcc83a0", 210, heldout7Floors},
+	{"heldout7", "e319643398d5e26aa4dbf717a29838354e7b54e8e2a807c6019e5356ebcc83a0", 210, heldout7Floors},
 	// Written once all seven earlier sets had been run, for the built-in
 	// messages the trouble model learns from: from the taxonomy's ids and
 	// the built-in cases' facts alone, apart from every other set.
-	{"heldout8", "../testdata/eval/heldout8.jsonl", "6e7cc2c90d5e546d85f49d915fb673410de0b0b878d0940a9c9f8b6bf3b167f8", 210, heldout8Floors},
+	{"heldout8", "6e7cc2c90d5e546d85f49d915fb673410de0b0b878d0940a9c9f8b6bf3b167f8", 210, heldout8Floors},
 	// Written as the eighth, before the tag model learned from the built-in
 	// messages' tags, as the eighth was before the trouble model learned
 	// from the messages.
-	{"heldout9", "../testdata/eval/heldout9.jsonl", "52bd5e38aae5a093caa8dfb8fc6d4087de50f0725a29f217d2262cb44e8a64c8", 210, heldout9Floors},
+	{"heldout9", "52bd5e38aae5a093caa8dfb8fc6d4087de50f0725a29f217d2262cb44e8a64c8", 210, heldout9Floors},
 	// Written as the ninth, before the built-in messages grew from 1,720 to
 	// 2,920.
-	{"heldout10", "../testdata/eval/heldout10.jsonl", "d2115ba9fa9a2e099e5643534962e2684d09b290df869c7cbf70fa0d242a5683", 210, heldout10Floors},
+	{"heldout10", "d2115ba9fa9a2e099e5643534962e2684d09b290df869c7cbf70fa0d242a5683", 210, heldout10Floors},
 	// Written as the tenth, before the ranking's changes it measures.
-	{"heldout11", "../testdata/eval/heldout11.jsonl", "e24cfaf5e3c70bb143621b585a6ab7034da66a821f31da116ad6746b6d337e70", 210, heldout11Floors},
+	{"heldout11", "e24cfaf5e3c70bb143621b585a6ab7034da66a821f31da116ad6746b6d337e70", 210, heldout11Floors},
 	// Written as the eleventh, before the tag model's changes it measures.
-	{"heldout12", "../testdata/eval/heldout12.jsonl", "6cf6ba29ff928b98ebb948a0e27f2557327060e39ebd3f3484ea1be8e1e44560", 210, heldout12Floors},
+	{"heldout12", "6cf6ba29ff928b98ebb948a0e27f2557327060e39ebd3f3484ea1be8e1e44560", 210, heldout12Floors},
 	// Written as the twelfth, before the changes it measures.
-	{"heldout13", "../testdata/eval/heldout13.jsonl", "f2e989237cfdb4f6a90a4a31b71914dee01c1eb14e6d7e0f523a9a213b0ef5ef", 210, heldout13Floors},
+	{"heldout13", "f2e989237cfdb4f6a90a4a31b71914dee01c1eb14e6d7e0f523a9a213b0ef5ef", 210, heldout13Floors},
 	// Written as the thirteenth, before the change it measures.
-	{"heldout14", "../testdata/eval/heldout14.jsonl", "cce8329750885e84c73cfbc1979a78b0a8db9be3ce0f92ca1b7cf30fb3f5279c", 210, heldout14Floors},
+	{"heldout14", "cce8329750885e84c73cfbc1979a78b0a8db9be3ce0f92ca1b7cf30fb3f5279c", 210, heldout14Floors},
 	// Written as the fourteenth; its first run was a blind measure of the
 	// matcher as it then stood, with no change after it.
-	{"heldout15", "../testdata/eval/heldout15.jsonl", "f58c4ad4077247e0178cb3425372904f6ef5c017261476319eb3f9f2228f1e62", 210, heldout15Floors},
+	{"heldout15", "f58c4ad4077247e0178cb3425372904f6ef5c017261476319eb3f9f2228f1e62", 210, heldout15Floors},
 	// Written as the fifteenth, from gold cases no earlier set had used,
 	// before the change it measures.
-	{"heldout16", "../testdata/eval/heldout16.jsonl", "2918b0282aea0f8eab5f5e31ceddf47311d0f233feb3488218ae1b9e471d712c", 210, heldout16Floors},
+	{"heldout16", "2918b0282aea0f8eab5f5e31ceddf47311d0f233feb3488218ae1b9e471d712c", 210, heldout16Floors},
 	// Written beside the sixteenth, from other gold cases no earlier set had
 	// used, before the change it measures.
-	{"heldout17", "../testdata/eval/heldout17.jsonl", "297675196c1a3c602b5d888448cfdd3614d184949931d4f15915dd8ce625cee4", 210, heldout17Floors},
+	{"heldout17", "297675196c1a3c602b5d888448cfdd3614d184949931d4f15915dd8ce625cee4", 210, heldout17Floors},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
@@ -91,7 +93,7 @@ const tuningPath = "../testdata/eval/tuning.jsonl"
 // TestHeldoutFrozen fails for each held-out set whose file has changed.
 func TestHeldoutFrozen(t *testing.T) {
 	for _, set := range heldoutSets {
-		t.Run(set.name, func(t *testing.T) { checkFrozen(t, set.path, set.sha256) })
+		t.Run(set.name, func(t *testing.T) { checkFrozen(t, set.path(), set.sha256) })
 	}
 }
 
@@ -120,13 +122,13 @@ func checkFrozen(t *testing.T, path, sum string) {
 func TestHeldoutWellFormed(t *testing.T) {
 	for i, set := range heldoutSets {
 		t.Run(set.name, func(t *testing.T) {
-			qs := checkWellFormed(t, set.path, set.minQueries)
+			qs := checkWellFormed(t, set.path(), set.minQueries)
 			if i == 0 {
 				return
 			}
 			var earlier []string
 			for _, e := range heldoutSets[:i] {
-				earlier = append(earlier, e.path)
+				earlier = append(earlier, e.path())
 			}
 			checkNoSharedText(t, qs, append(earlier, tuningPath)...)
 		})
@@ -246,16 +248,13 @@ func checkNoSharedText(t *testing.T, qs []eval.Query, paths ...string) {
 }
 
 // TestHeldoutSetsListed checks that the pinned sets are the ones the eval
-// command reports (eval.HeldoutSets), in the same order, each at its file:
-// a set pinned here and unknown to -set, or the other way round, would go
-// unreported or unchecked.
+// command reports (eval.HeldoutSets), in the same order: a set pinned here
+// and unknown to -set, or the other way round, would go unreported or
+// unchecked.
 func TestHeldoutSetsListed(t *testing.T) {
 	var names []string
 	for _, h := range heldoutSets {
 		names = append(names, h.name)
-		if want := "../testdata/eval/" + h.name + ".jsonl"; h.path != want {
-			t.Errorf("%s: path %s, want %s", h.name, h.path, want)
-		}
 	}
 	if !slices.Equal(names, eval.HeldoutSets) {
 		t.Errorf("pinned sets %v, eval.HeldoutSets %v", names, eval.HeldoutSets)
@@ -286,7 +285,7 @@ func TestMessagesAreNotQueries(t *testing.T) {
 	}
 	var paths []string
 	for _, set := range heldoutSets {
-		paths = append(paths, set.path)
+		paths = append(paths, set.path())
 	}
 	checkNoSharedText(t, qs, append(paths, tuningPath)...)
 }

@@ -26,15 +26,9 @@ import (
 
 const tuningPath = "matcher/testdata/eval/tuning.jsonl"
 
-// heldoutSets are the frozen held-out sets by their -set name, in the order
-// -set all reports them.
-var heldoutSets = func() []struct{ name, path string } {
-	var out []struct{ name, path string }
-	for _, name := range eval.HeldoutSets {
-		out = append(out, struct{ name, path string }{name, "matcher/testdata/eval/" + name + ".jsonl"})
-	}
-	return out
-}()
+// heldoutPath is the file of the held-out set of that -set name (one of
+// eval.HeldoutSets, in the order -set all reports them).
+func heldoutPath(name string) string { return "matcher/testdata/eval/" + name + ".jsonl" }
 
 // errHeldout is returned when a per-query view is asked of a held-out set.
 var errHeldout = errors.New("the held-out sets are reported in aggregate only, so that nothing is tuned on them; -misses, -debug and -tags work on the tuning set (-set tuning) or on -queries FILE")
@@ -78,14 +72,14 @@ func dispatch(set, queries, library, scoring, tags string, misses, debug bool) e
 	case queries != "":
 		return runTuning("queries "+queries, queries, library, scoring, misses)
 	}
-	for i, h := range heldoutSets {
-		if set != h.name && set != "all" {
+	for i, name := range eval.HeldoutSets {
+		if set != name && set != "all" {
 			continue
 		}
 		if i > 0 && set == "all" {
 			fmt.Println()
 		}
-		if err := runHeldout(h.path, scoring); err != nil {
+		if err := runHeldout(heldoutPath(name), scoring); err != nil {
 			return err
 		}
 	}
@@ -119,28 +113,23 @@ func load(queries, library string) (qs []eval.Query, testLib, builtinLib *cases.
 
 // heldoutSet reports whether name is the -set name of a held-out set.
 func heldoutSet(name string) bool {
-	for _, h := range heldoutSets {
-		if h.name == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(eval.HeldoutSets, name)
 }
 
 // setNames lists the names -set takes: "heldout, heldout2, ..., tuning or
 // all".
 func setNames() string {
 	var b strings.Builder
-	for _, h := range heldoutSets {
-		b.WriteString(h.name + ", ")
+	for _, name := range eval.HeldoutSets {
+		b.WriteString(name + ", ")
 	}
 	return b.String() + "tuning or all"
 }
 
 // isHeldout reports whether path names one of the frozen held-out sets.
 func isHeldout(path string) bool {
-	for _, h := range heldoutSets {
-		if sameFile(path, h.path) {
+	for _, name := range eval.HeldoutSets {
+		if sameFile(path, heldoutPath(name)) {
 			return true
 		}
 	}
