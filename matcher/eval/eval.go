@@ -49,6 +49,8 @@ var HeldoutSets = []string{
 	"heldout15",
 	"heldout16",
 	"heldout17",
+	"heldout18",
+	"heldout19",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -84,6 +84,12 @@ var heldoutSets = []heldoutSet{
 	// Written beside the sixteenth, from other gold cases no earlier set had
 	// used, before the change it measures.
 	{"heldout17", "297675196c1a3c602b5d888448cfdd3614d184949931d4f15915dd8ce625cee4", 210, heldout17Floors},
+	// Written once the sixteenth and seventeenth had been run, from gold
+	// cases no earlier set had used, before the change it measures.
+	{"heldout18", "eff49907b54454bf110dc7569a22793db6c1e7e1df784ec87a0ab3b7e4559aa1", 210, heldout18Floors},
+	// Written beside the eighteenth, from other unused gold cases, before
+	// the change it measures.
+	{"heldout19", "b442fabaa69575f46fa22c36c40950453feca3cd84a213bfc86207cc2fc855b4", 210, heldout19Floors},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
