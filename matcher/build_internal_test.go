@@ -36,3 +36,22 @@ func TestTrainingPanicReachesTheCaller(t *testing.T) {
 		t.Fatalf("New's caller recovered %v, want the training's panic", got)
 	}
 }
+
+// TestModelKeyFollowsMessages: the built-in messages teach the tag model, so
+// a model cached beside an index must not be reused once they change, even
+// when the library and the taxonomy have not.
+func TestModelKeyFollowsMessages(t *testing.T) {
+	set, err := cases.Load("testdata/library", cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(set)
+	tax := cases.DefaultTaxonomy()
+	before := modelKey(lib, tax)
+	old := messagesKo
+	t.Cleanup(func() { messagesKo = old })
+	messagesKo = append(old[:len(old):len(old)], `{"lang": "ko", "trouble": false, "style": "social", "text": "수고하셨습니다"}`+"\n"...)
+	if after := modelKey(lib, tax); after == before {
+		t.Errorf("model key %s unchanged by a new built-in message", after)
+	}
+}

@@ -18,8 +18,9 @@ import (
 const modelVersion = "9"
 
 // modelKey names what a model was trained on: the library's indexed content
-// (the index's own key), the taxonomy's phrases and definitions, and the
-// training code's version.
+// (the index's own key), the taxonomy's phrases and definitions, the
+// built-in messages, and the training code's version. A release whose
+// messages changed never reuses a model its predecessor cached.
 func modelKey(lib *cases.Library, tax *cases.Taxonomy) string {
 	h := sha256.New()
 	io.WriteString(h, indexKey(lib))
@@ -29,6 +30,8 @@ func modelKey(lib *cases.Library, tax *cases.Taxonomy) string {
 				t.Label.En, t.Label.Ko, t.Definition.En, t.Definition.Ko)
 		}
 	}
+	h.Write(messagesEn)
+	h.Write(messagesKo)
 	return hex.EncodeToString(h.Sum(nil))[:16] + "-v" + modelVersion
 }
 
