@@ -274,7 +274,12 @@ func TestBufferedOutageLimits(t *testing.T) {
 			b, logs := newBuffered(fake, store.BufferOptions{})
 			stop := start(t, b)
 			defer stop()
-			for i := range 10005 {
+			// The first write is taken and tried before the rest arrive:
+			// otherwise whether the writer has taken it by the time the
+			// queue fills depends on the scheduler.
+			b.RecordSuggestionAsync(store.Suggestion{Key: "s0"})
+			synctest.Wait()
+			for i := 1; i < 10005; i++ {
 				b.RecordSuggestionAsync(store.Suggestion{Key: fmt.Sprint("s", i)})
 			}
 			synctest.Wait()
