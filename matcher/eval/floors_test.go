@@ -19,7 +19,7 @@ type floors struct {
 
 // The floors of each held-out set are issue 9's targets where the set's
 // latest figures meet them (go run ./matcher/cmd/eval -set heldoutN, with
-// 2,920 built-in messages, the lead counted after the implied cause, a
+// 5,443 built-in messages, the lead counted after the implied cause, a
 // vague report's likeliest symptom and a Korean "[복구 중]" notice read as a
 // report; README "Match quality"), and otherwise
 // those figures less 0.02 (a Korean and English gap at most the figure
@@ -31,175 +31,175 @@ type floors struct {
 // nothing.
 var heldoutFloors = floors{
 	ndcgOverBaseline: 0.15, // target; measured 0.860 against 0.544
-	hit3:             0.85, // target; measured 0.924
+	hit3:             0.85, // target; measured 0.935
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.930
-		"chat":   0.70, // target; measured 0.937
-		"report": 0.70, // target; measured 0.969
-		"status": 0.70, // target; measured 0.844
+		"alert":  0.70, // target; measured 0.953
+		"chat":   0.70, // target; measured 0.952
+		"report": 0.70, // target; measured 0.938
+		"status": 0.70, // target; measured 0.875
 	},
-	answered: 0.90, // target; measured 0.976
+	answered: 0.90, // target; measured 0.994
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.032 (ko 0.945, en 0.913)
+	koEnGap:  0.05, // target; measured 0.015 (ko 0.945, en 0.930)
 }
 
 // heldout2Floors hold the second held-out set. Its first figures were taken
 // at the commit that froze it (README "Second held-out set"); it has been
 // run since, and chose nothing.
 var heldout2Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.853 against 0.549
+	ndcgOverBaseline: 0.15, // target; measured 0.863 against 0.549
 	hit3:             0.85, // target; measured 0.919
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.950
+		"alert":  0.70, // target; measured 0.925
 		"chat":   0.70, // target; measured 0.860
-		"report": 0.70, // target; measured 0.973
+		"report": 0.70, // target; measured 1.000
 		"status": 0.70, // target; measured 0.909
 	},
-	answered: 0.90, // target; measured 0.975
+	answered: 0.90, // target; measured 0.981
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.003 (ko 0.917, en 0.920)
+	koEnGap:  0.05, // target; measured 0.030 (ko 0.900, en 0.930)
 }
 
 // heldout3Floors hold the third held-out set. It was written before the
 // trouble model and frozen before the matcher was run on it (README "Third
 // held-out set").
 var heldout3Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.842 against 0.546
+	ndcgOverBaseline: 0.15, // target; measured 0.839 against 0.546
 	hit3:             0.85, // target; measured 0.905
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.907
+		"alert":  0.70, // target; measured 0.884
 		"chat":   0.70, // target; measured 0.942
-		"report": 0.70, // target; measured 0.972
+		"report": 0.70, // target; measured 1.000
 		"status": 0.70, // target; measured 0.789
 	},
-	answered: 0.90, // target; measured 0.988
+	answered: 0.90, // target; measured 0.994
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.017 (ko 0.896, en 0.913)
+	koEnGap:  0.05, // target; measured 0.007 (ko 0.909, en 0.902)
 }
 
 // heldout4Floors hold the fourth held-out set. It was written blind and
 // frozen before the logistic trouble model and answer gate (README "Fourth
 // held-out set").
 var heldout4Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.851 against 0.589
-	hit3:             0.85, // target; measured 0.943
+	ndcgOverBaseline: 0.15, // target; measured 0.861 against 0.589
+	hit3:             0.85, // target; measured 0.960
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.957
+		"alert":  0.70, // target; measured 0.978
 		"chat":   0.70, // target; measured 0.942
 		"report": 0.70, // target; measured 0.947
-		"status": 0.70, // target; measured 0.925
+		"status": 0.70, // target; measured 0.975
 	},
-	answered: 0.90,  // target; measured 0.989
-	silence:  0.927, // measured 0.947 less 0.02; target 0.95
-	koEnGap:  0.05,  // target; measured 0.011 (ko 0.949, en 0.938)
+	answered: 0.90,  // target; measured 1.000
+	silence:  0.927, // measured 0.947 (36 of 38) less 0.02; target 0.95
+	koEnGap:  0.05,  // target; measured 0.003 (ko 0.962, en 0.959)
 }
 
 // heldout5Floors hold the fifth held-out set. It was a second blind measure
 // of the logistic trouble model and answer gate.
 var heldout5Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.866 against 0.545
-	hit3:             0.85, // target; measured 0.881
+	ndcgOverBaseline: 0.15, // target; measured 0.864 against 0.545
+	hit3:             0.85, // target; measured 0.898
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.913
-		"chat":   0.70, // target; measured 0.827
-		"report": 0.70, // target; measured 0.947
+		"alert":  0.70, // target; measured 0.935
+		"chat":   0.70, // target; measured 0.846
+		"report": 0.70, // target; measured 0.974
 		"status": 0.70, // target; measured 0.850
 	},
-	answered: 0.90, // target; measured 0.932
+	answered: 0.90, // target; measured 0.943
 	silence:  0.95, // target; measured 0.974
-	koEnGap:  0.05, // target; measured 0.010 (ko 0.875, en 0.885)
+	koEnGap:  0.05, // target; measured 0.019 (ko 0.887, en 0.906)
 }
 
 // heldout6Floors hold the sixth held-out set. It was written blind and
 // frozen before titles and impact joined the trouble model's reports (README
 // "Sixth held-out set").
 var heldout6Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.826 against 0.559
-	hit3:             0.85, // target; measured 0.869
+	ndcgOverBaseline: 0.15, // target; measured 0.837 against 0.559
+	hit3:             0.85, // target; measured 0.903
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.822
-		"chat":   0.70, // target; measured 0.830
-		"report": 0.70, // target; measured 0.974
-		"status": 0.70, // target; measured 0.875
+		"alert":  0.70, // target; measured 0.844
+		"chat":   0.70, // target; measured 0.868
+		"report": 0.70, // target; measured 1.000
+		"status": 0.70, // target; measured 0.925
 	},
-	answered: 0.90, // target; measured 0.972
+	answered: 0.90, // target; measured 0.977
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.033 (ko 0.887, en 0.854)
+	koEnGap:  0.05, // target; measured 0.040 (ko 0.925, en 0.885)
 }
 
 // heldout7Floors hold the seventh held-out set. It was written blind and
 // frozen before the best text hit's lead joined the ranking (README "Seventh
 // held-out set").
 var heldout7Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.842 against 0.547
-	hit3:             0.85, // target; measured 0.881
+	ndcgOverBaseline: 0.15, // target; measured 0.850 against 0.547
+	hit3:             0.85, // target; measured 0.910
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.889
-		"chat":   0.70, // target; measured 0.827
+		"chat":   0.70, // target; measured 0.904
 		"report": 0.70, // target; measured 0.949
-		"status": 0.70, // target; measured 0.878
+		"status": 0.70, // target; measured 0.902
 	},
-	answered: 0.90, // target; measured 0.960
+	answered: 0.90, // target; measured 0.972
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.014 (ko 0.889, en 0.875)
+	koEnGap:  0.05, // target; measured 0.030 (ko 0.926, en 0.896)
 }
 
 // heldout8Floors hold the eighth held-out set. It was written blind and
 // frozen before the trouble model learned from the built-in messages (README
 // "Eighth held-out set").
 var heldout8Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.839 against 0.574
-	hit3:             0.85, // target; measured 0.898
+	ndcgOverBaseline: 0.15, // target; measured 0.843 against 0.574
+	hit3:             0.85, // target; measured 0.915
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.783
+		"alert":  0.70, // target; measured 0.826
 		"chat":   0.70, // target; measured 0.942
 		"report": 0.70, // target; measured 0.947
-		"status": 0.70, // target; measured 0.927
+		"status": 0.70, // target; measured 0.951
 	},
-	answered: 0.90, // target; measured 0.966
+	answered: 0.90, // target; measured 0.972
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.014 (ko 0.890, en 0.904)
+	koEnGap:  0.05, // target; measured 0.019 (ko 0.904, en 0.923)
 }
 
 // heldout9Floors hold the ninth held-out set. It was written blind and
 // frozen before the tag model learned from the built-in messages' tags
 // (README "Ninth held-out set").
 var heldout9Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.860 against 0.629
-	hit3:             0.85, // target; measured 0.891
+	ndcgOverBaseline: 0.15, // target; measured 0.870 against 0.629
+	hit3:             0.85, // target; measured 0.897
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.889
-		"chat":   0.70, // target; measured 0.904
+		"alert":  0.70, // target; measured 0.867
+		"chat":   0.70, // target; measured 0.942
 		"report": 0.70, // target; measured 0.974
 		"status": 0.70, // target; measured 0.800
 	},
-	answered: 0.90,  // target; measured 0.960
-	silence:  0.95,  // target; measured 1.000
-	koEnGap:  0.076, // measured 0.055 (ko 0.922, en 0.867) plus 0.02; target 0.05
+	answered: 0.90, // target; measured 0.971
+	silence:  0.95, // target; measured 1.000
+	koEnGap:  0.05, // target; measured 0.045 (ko 0.922, en 0.878)
 }
 
 // heldout10Floors hold the tenth held-out set. It was written blind and
 // frozen before the built-in messages grew from 1,720 to 2,920 (README
 // "Tenth held-out set").
 var heldout10Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.875 against 0.555
+	ndcgOverBaseline: 0.15, // target; measured 0.873 against 0.555
 	hit3:             0.85, // target; measured 0.926
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.867
-		"chat":   0.70, // target; measured 0.923
-		"report": 0.70, // target; measured 0.947
-		"status": 0.70, // target; measured 0.975
+		"chat":   0.70, // target; measured 0.904
+		"report": 0.70, // target; measured 1.000
+		"status": 0.70, // target; measured 0.950
 	},
-	answered: 0.90, // target; measured 0.977
-	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.023 (ko 0.938, en 0.915)
+	answered: 0.90,  // target; measured 0.977
+	silence:  0.95,  // target; measured 1.000
+	koEnGap:  0.090, // measured 0.069 (ko 0.963, en 0.894) plus 0.02; target 0.05
 }
 
 // heldout11Floors hold the eleventh held-out set. It was written blind and
 // frozen before the best text hit's lead moved after the implied cause
 // (README "Eleventh held-out set").
 var heldout11Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.828 against 0.592
+	ndcgOverBaseline: 0.15, // target; measured 0.829 against 0.592
 	hit3:             0.85, // target; measured 0.874
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.837
@@ -207,127 +207,143 @@ var heldout11Floors = floors{
 		"report": 0.70, // target; measured 0.946
 		"status": 0.70, // target; measured 0.902
 	},
-	answered: 0.90,  // target; measured 0.949
+	answered: 0.90,  // target; measured 0.960
 	silence:  0.95,  // target; measured 0.974
-	koEnGap:  0.071, // measured 0.050 (ko 0.901, en 0.851) plus 0.02; target 0.05
+	koEnGap:  0.094, // measured 0.073 (ko 0.914, en 0.840) plus 0.02; target 0.05
 }
 
 // heldout12Floors hold the twelfth held-out set. It was written blind and
 // frozen before 2,000 more built-in messages were tried, and not kept
 // (README "Twelfth and thirteenth held-out sets").
 var heldout12Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.858 against 0.533
-	hit3:             0.85, // target; measured 0.889
+	ndcgOverBaseline: 0.15, // target; measured 0.867 against 0.533
+	hit3:             0.85, // target; measured 0.928
 	styleHit3: map[string]float64{
 		"alert":  0.70, // target; measured 0.891
-		"chat":   0.70, // target; measured 0.833
+		"chat":   0.70, // target; measured 0.907
 		"report": 0.70, // target; measured 0.974
-		"status": 0.70, // target; measured 0.881
+		"status": 0.70, // target; measured 0.952
 	},
-	answered: 0.90, // target; measured 0.950
+	answered: 0.90, // target; measured 0.978
 	silence:  0.95, // target; measured 1.000
-	koEnGap:  0.05, // target; measured 0.049 (ko 0.864, en 0.913)
+	koEnGap:  0.05, // target; measured 0.037 (ko 0.909, en 0.946)
 }
 
 // heldout13Floors hold the thirteenth held-out set, written and used as the
 // twelfth was.
 var heldout13Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.818 against 0.564
-	hit3:             0.85, // target; measured 0.886
+	ndcgOverBaseline: 0.15, // target; measured 0.825 against 0.564
+	hit3:             0.85, // target; measured 0.898
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.886
+		"alert":  0.70, // target; measured 0.932
 		"chat":   0.70, // target; measured 0.870
 		"report": 0.70, // target; measured 0.947
 		"status": 0.70, // target; measured 0.850
 	},
-	answered: 0.90, // target; measured 0.960
+	answered: 0.90, // target; measured 0.966
 	silence:  0.95, // target; measured 0.974
-	koEnGap:  0.05, // target; measured 0.045 (ko 0.909, en 0.864)
+	koEnGap:  0.05, // target; measured 0.023 (ko 0.909, en 0.886)
 }
 
 // heldout14Floors hold the fourteenth held-out set. It was written blind
 // and frozen before a vague report's likeliest symptom began to count
 // (README "Fourteenth held-out set").
 var heldout14Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.844 against 0.560
-	hit3:             0.85, // target; measured 0.883
+	ndcgOverBaseline: 0.15, // target; measured 0.847 against 0.560
+	hit3:             0.85, // target; measured 0.899
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.886
-		"chat":   0.70, // target; measured 0.873
+		"alert":  0.70, // target; measured 0.909
+		"chat":   0.70, // target; measured 0.855
 		"report": 0.70, // target; measured 0.974
-		"status": 0.70, // target; measured 0.810
+		"status": 0.70, // target; measured 0.881
 	},
-	answered: 0.90,  // target; measured 0.944
-	silence:  0.899, // measured 0.919 less 0.02; target 0.95
-	koEnGap:  0.05,  // target; measured 0.010 (ko 0.888, en 0.878)
+	answered: 0.90,  // target; measured 0.966
+	silence:  0.925, // measured 0.946 (35 of 37) less 0.02; target 0.95
+	koEnGap:  0.05,  // target; measured 0.044 (ko 0.921, en 0.878)
 }
 
 // heldout15Floors hold the fifteenth held-out set, written blind as the
 // fourteenth was; its first run measured the matcher as it stood, with no
 // change after it (README "Fifteenth held-out set").
 var heldout15Floors = floors{
-	ndcgOverBaseline: 0.15,  // target; measured 0.812 against 0.518
-	hit3:             0.809, // measured 0.829 less 0.02; target 0.85
+	ndcgOverBaseline: 0.15, // target; measured 0.820 against 0.518
+	hit3:             0.85, // target; measured 0.862
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.848
-		"chat":   0.70, // target; measured 0.818
-		"report": 0.70, // target; measured 0.846
-		"status": 0.70, // target; measured 0.805
+		"alert":  0.70, // target; measured 0.935
+		"chat":   0.70, // target; measured 0.800
+		"report": 0.70, // target; measured 0.897
+		"status": 0.70, // target; measured 0.829
 	},
-	answered: 0.90,  // target; measured 0.928
-	silence:  0.901, // measured 0.921 less 0.02; target 0.95
-	koEnGap:  0.110, // measured 0.090 (ko 0.875, en 0.785) plus 0.02; target 0.05
+	answered: 0.90,  // target; measured 0.950
+	silence:  0.927, // measured 0.947 (36 of 38) less 0.02; target 0.95
+	koEnGap:  0.090, // measured 0.070 (ko 0.898, en 0.828) plus 0.02; target 0.05
 }
 
 // heldout16Floors hold the sixteenth held-out set, written blind beside the
 // seventeenth; its first run measured the matcher as it stood (README
 // "Sixteenth and seventeenth held-out sets").
 var heldout16Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.806 against 0.542
+	ndcgOverBaseline: 0.15, // target; measured 0.811 against 0.542
 	hit3:             0.85, // target; measured 0.867
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.837
+		"alert":  0.70, // target; measured 0.857
 		"chat":   0.70, // target; measured 0.886
-		"report": 0.70, // target; measured 0.932
+		"report": 0.70, // target; measured 0.909
 		"status": 0.70, // target; measured 0.818
 	},
-	answered: 0.90,  // target; measured 0.945
-	silence:  0.874, // measured 0.895 (34 of 38) less 0.02; target 0.95
+	answered: 0.90,  // target; measured 0.934
+	silence:  0.927, // measured 0.947 (36 of 38) less 0.02; target 0.95
 	koEnGap:  0.05,  // target; measured 0.042 (ko 0.890, en 0.848)
 }
 
 // heldout17Floors hold the seventeenth held-out set, written blind beside
 // the sixteenth; its first run measured the matcher as it stood.
 var heldout17Floors = floors{
-	ndcgOverBaseline: 0.15, // target; measured 0.830 against 0.546
-	hit3:             0.85, // target; measured 0.909
+	ndcgOverBaseline: 0.15, // target; measured 0.827 against 0.546
+	hit3:             0.85, // target; measured 0.903
 	styleHit3: map[string]float64{
-		"alert":  0.70, // target; measured 0.915
-		"chat":   0.70, // target; measured 0.913
-		"report": 0.70, // target; measured 0.921
-		"status": 0.70, // target; measured 0.889
+		"alert":  0.70, // target; measured 0.894
+		"chat":   0.70, // target; measured 0.870
+		"report": 0.70, // target; measured 0.947
+		"status": 0.70, // target; measured 0.911
 	},
-	answered: 0.90, // target; measured 0.977
-	silence:  0.95, // target; measured 0.974
-	koEnGap:  0.05, // target; measured 0.044 (ko 0.882, en 0.926)
+	answered: 0.90, // target; measured 0.989
+	silence:  0.95, // target; measured 1.000
+	koEnGap:  0.05, // target; measured 0.010 (ko 0.897, en 0.907)
 }
 
 // heldout18Floors hold the eighteenth held-out set, written blind beside the
-// nineteenth. Until its first run they are the targets.
-var heldout18Floors = targetFloors
+// nineteenth; it was run once on the matcher as it stood and once with the
+// built-in messages grown to 5,443 (README "Eighteenth and nineteenth
+// held-out sets").
+var heldout18Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.827 against 0.572
+	hit3:             0.85, // target; measured 0.884
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.878
+		"chat":   0.70, // target; measured 0.809
+		"report": 0.70, // target; measured 1.000
+		"status": 0.70, // target; measured 0.867
+	},
+	answered: 0.90,  // target; measured 0.967
+	silence:  0.927, // measured 0.947 (36 of 38) less 0.02; target 0.95
+	koEnGap:  0.05,  // target; measured 0.009 (ko 0.889, en 0.880)
+}
 
 // heldout19Floors hold the nineteenth held-out set, written blind beside the
-// eighteenth. Until its first run they are the targets.
-var heldout19Floors = targetFloors
-
-// targetFloors are issue 9's targets for a held-out set.
-var targetFloors = floors{
-	ndcgOverBaseline: 0.15,
-	hit3:             0.85,
-	styleHit3:        map[string]float64{"alert": 0.70, "chat": 0.70, "report": 0.70, "status": 0.70},
-	answered:         0.90,
-	silence:          0.95,
-	koEnGap:          0.05,
+// eighteenth and run as it was.
+var heldout19Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.859 against 0.590
+	hit3:             0.85, // target; measured 0.918
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.941
+		"chat":   0.70, // target; measured 0.870
+		"report": 0.70, // target; measured 0.952
+		"status": 0.70, // target; measured 0.907
+	},
+	answered: 0.90,  // target; measured 0.973
+	silence:  0.874, // measured 0.895 (34 of 38) less 0.02; target 0.95
+	koEnGap:  0.072, // measured 0.051 (ko 0.944, en 0.892) plus 0.02; target 0.05
 }
 
 // TestHeldoutFloors holds the matcher's quality on each frozen held-out
