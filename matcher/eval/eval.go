@@ -51,6 +51,10 @@ var HeldoutSets = []string{
 	"heldout17",
 	"heldout18",
 	"heldout19",
+	"heldout20",
+	"heldout21",
+	"heldout22",
+	"heldout23",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -90,6 +90,17 @@ var heldoutSets = []heldoutSet{
 	// Written beside the eighteenth, from other unused gold cases, before
 	// the change it measures.
 	{"heldout19", "b442fabaa69575f46fa22c36c40950453feca3cd84a213bfc86207cc2fc855b4", 210, heldout19Floors},
+	// Written once the built-in messages had grown to 5,443, from gold cases
+	// no earlier set had used; its first run measured the matcher as it then
+	// stood.
+	{"heldout20", "689f11d59cdcaa35eea422c315f39a2160adbba5e97640d9d007333cc2c17ba2", 210, heldout20Floors},
+	// Written beside the twentieth, from other unused gold cases.
+	{"heldout21", "47451c26d7adc3055784fdda99b12c613a09726d5522c8deeb7b64daac1f6564", 210, heldout21Floors},
+	// Written beside the twentieth, from other unused gold cases, before the
+	// change it measures.
+	{"heldout22", "96e321224f1ed50d95b208c52eea4a23eed7233c7cd9570125eb1e15f3bd8f70", 210, heldout22Floors},
+	// Written beside the twenty-second, from other unused gold cases.
+	{"heldout23", "95897965342737af6cc146ad9b09e6feb8d25475a655ec90a9d886695f7d0724", 210, heldout23Floors},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
