@@ -346,30 +346,70 @@ var heldout19Floors = floors{
 	koEnGap:  0.072, // measured 0.051 (ko 0.944, en 0.892) plus 0.02; target 0.05
 }
 
-// heldout20Floors hold the twentieth held-out set. Until its first run they
-// are the targets.
-var heldout20Floors = targetFloors
+// heldout20Floors hold the twentieth held-out set, written blind beside the
+// twenty-first; its first run measured the matcher as it stands (README
+// "Twentieth to twenty-third held-out sets").
+var heldout20Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.803 against 0.584
+	hit3:             0.85, // target; measured 0.936
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.979
+		"chat":   0.70, // target; measured 0.923
+		"report": 0.70, // target; measured 0.977
+		"status": 0.70, // target; measured 0.867
+	},
+	answered: 0.90,  // target; measured 0.995
+	silence:  0.795, // measured 0.816 (31 of 38) less 0.02; target 0.95
+	koEnGap:  0.05,  // target; measured 0.018 (ko 0.947, en 0.929)
+}
 
-// heldout21Floors hold the twenty-first held-out set. Until its first run they
-// are the targets.
-var heldout21Floors = targetFloors
+// heldout21Floors hold the twenty-first held-out set, written blind beside
+// the twentieth and run as it was.
+var heldout21Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.845 against 0.583
+	hit3:             0.85, // target; measured 0.915
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.957
+		"chat":   0.70, // target; measured 0.911
+		"report": 0.70, // target; measured 0.900
+		"status": 0.70, // target; measured 0.891
+	},
+	answered: 0.90,  // target; measured 0.983
+	silence:  0.848, // measured 0.868 (33 of 38) less 0.02; target 0.95
+	koEnGap:  0.074, // measured 0.054 (ko 0.943, en 0.889) plus 0.02; target 0.05
+}
 
-// heldout22Floors hold the twenty-second held-out set. Until its first run they
-// are the targets.
-var heldout22Floors = targetFloors
+// heldout22Floors hold the twenty-second held-out set, written blind beside
+// the twenty-third; run once on the matcher as it stands and once with a
+// change not kept.
+var heldout22Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.836 against 0.626
+	hit3:             0.85, // target; measured 0.932
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.957
+		"chat":   0.70, // target; measured 0.957
+		"report": 0.70, // target; measured 0.895
+		"status": 0.70, // target; measured 0.911
+	},
+	answered: 0.90, // target; measured 0.977
+	silence:  0.95, // target; measured 0.974
+	koEnGap:  0.05, // target; measured 0.035 (ko 0.951, en 0.916)
+}
 
-// heldout23Floors hold the twenty-third held-out set. Until its first run they
-// are the targets.
-var heldout23Floors = targetFloors
-
-// targetFloors are issue 9's targets for a held-out set.
-var targetFloors = floors{
-	ndcgOverBaseline: 0.15,
-	hit3:             0.85,
-	styleHit3:        map[string]float64{"alert": 0.70, "chat": 0.70, "report": 0.70, "status": 0.70},
-	answered:         0.90,
-	silence:          0.95,
-	koEnGap:          0.05,
+// heldout23Floors hold the twenty-third held-out set, written blind beside
+// the twenty-second and run as it was.
+var heldout23Floors = floors{
+	ndcgOverBaseline: 0.15, // target; measured 0.831 against 0.621
+	hit3:             0.85, // target; measured 0.905
+	styleHit3: map[string]float64{
+		"alert":  0.70, // target; measured 0.959
+		"chat":   0.70, // target; measured 0.872
+		"report": 0.70, // target; measured 0.895
+		"status": 0.70, // target; measured 0.889
+	},
+	answered: 0.90,  // target; measured 0.966
+	silence:  0.927, // measured 0.947 (36 of 38) less 0.02; target 0.95
+	koEnGap:  0.05,  // target; measured 0.049 (ko 0.930, en 0.882)
 }
 
 // TestHeldoutFloors holds the matcher's quality on each frozen held-out
