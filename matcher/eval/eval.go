@@ -55,6 +55,8 @@ var HeldoutSets = []string{
 	"heldout21",
 	"heldout22",
 	"heldout23",
+	"heldout24",
+	"heldout25",
 }
 
 // Query is one labelled query of the evaluation set.

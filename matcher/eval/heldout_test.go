@@ -101,6 +101,12 @@ var heldoutSets = []heldoutSet{
 	{"heldout22", "96e321224f1ed50d95b208c52eea4a23eed7233c7cd9570125eb1e15f3bd8f70", 210, heldout22Floors},
 	// Written beside the twenty-second, from other unused gold cases.
 	{"heldout23", "95897965342737af6cc146ad9b09e6feb8d25475a655ec90a9d886695f7d0724", 210, heldout23Floors},
+	// Written once the twentieth to twenty-third had been run, from the
+	// last gold cases no earlier set had used, before the change it
+	// measures.
+	{"heldout24", "f6cbf2805e769ee8a19c2c69fd97e595c6ab413cb6859db674a98ba7a61d4cb6", 210, heldout24Floors},
+	// Written beside the twenty-fourth, from the other half of those cases.
+	{"heldout25", "5e078dc7fb70d3f4483aae207b1ef5eb41373a96a4e70c9f314c90d042b1aa67", 210, heldout25Floors},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
