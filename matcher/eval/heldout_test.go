@@ -259,13 +259,13 @@ func checkWellFormed(t *testing.T, path string, minQueries int) []eval.Query {
 			t.Errorf("%s: no built-in case shares a gold symptom and a gold component", q.ID)
 		}
 	}
-	for _, k := range []string{"status", "report", "alert", "chat", "chatter"} {
+	for _, k := range slices.Concat(queryKinds, []string{"chatter"}) {
 		if kinds[k] < 25 {
 			t.Errorf("%d %s queries, want at least 25", kinds[k], k)
 		}
 	}
 	if len(kinds) != 5 {
-		t.Errorf("kinds %v, want exactly status, report, alert, chat and chatter", kinds)
+		t.Errorf("kinds %v, want exactly %v and chatter", kinds, queryKinds)
 	}
 	if koPositives < 50 {
 		t.Errorf("%d Korean positive queries, want at least 50", koPositives)
