@@ -57,6 +57,10 @@ var HeldoutSets = []string{
 	"heldout23",
 	"heldout24",
 	"heldout25",
+	"heldout26",
+	"heldout27",
+	"heldout28",
+	"heldout29",
 }
 
 // Query is one labelled query of the evaluation set.
