@@ -118,3 +118,7 @@ func SetMessageTags(n int) (restore func()) {
 	messageTags = n
 	return func() { messageTags = old }
 }
+
+// ReportShare is the share of the strongest signal of its kind a tag's
+// signal needs to be reported.
+const ReportShare = reportShare

@@ -177,6 +177,31 @@ func TestVagueReportGetsItsLikeliestSymptom(t *testing.T) {
 	}
 }
 
+// TestReportsOnlySureSignals: the tags an answer says the text signals are
+// the sure ones, each at least ReportShare as strong as the strongest of
+// its kind; a weak guess beside a sure tag steers the ranking (the golden
+// rankings hold it) but is not shown.
+func TestReportsOnlySureSignals(t *testing.T) {
+	m := newMatcher(t, testLibrary(t), matcher.Options{})
+	data, err := os.ReadFile("testdata/golden/queries.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		ans, err := m.Match(context.Background(), q, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sigs := range [][]matcher.Signal{ans.Symptoms, ans.Components} {
+			for _, s := range sigs {
+				if s.Weight < matcher.ReportShare*sigs[0].Weight {
+					t.Errorf("%q: %s reported at %.2f beside %s at %.2f", q, s.ID, s.Weight, sigs[0].ID, sigs[0].Weight)
+				}
+			}
+		}
+	}
+}
+
 func TestMatchKoreanLabels(t *testing.T) {
 	m := newMatcher(t, testLibrary(t), matcher.Options{})
 	ans, err := m.Match(context.Background(), "DB 커넥션 풀이 다 찼어요, 결제 API 타임아웃 계속 납니다", 3)
