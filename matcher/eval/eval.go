@@ -61,6 +61,10 @@ var HeldoutSets = []string{
 	"heldout27",
 	"heldout28",
 	"heldout29",
+	"heldout30",
+	"heldout31",
+	"heldout32",
+	"heldout33",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -143,6 +143,16 @@ var heldoutSets = []heldoutSet{
 	}},
 	// Written beside the twenty-sixth, from other such cases.
 	{"heldout29", "59a0f71772d306b2847eacdcd77480a70d6ee6836981b1e4eef09059ea6d086f", 210, floors{}},
+	// Written once the built-in messages had grown to 7,243, from other
+	// cases the sets before had used once, before the change it first
+	// measured.
+	{"heldout30", "cdca5791d55ab2c6d7527e15fdc2c5fd555acd2e93dd0e67814eab1447bbc20a", 210, floors{}},
+	// Written beside the thirtieth, from other such cases.
+	{"heldout31", "055c3acc85b5501808e629841051dfe2d4bb68ddf98df35674c84b7cefbe23f1", 210, floors{}},
+	// Written beside the thirtieth, from other such cases.
+	{"heldout32", "f45c2d2b99d6c2a278fce25d64000f708fc004d4698112f18ba3f8106946acf3", 210, floors{}},
+	// Written beside the thirtieth, from other such cases.
+	{"heldout33", "d2564015c67126a2a9decacb565c12cb81a338ea5973853d5923b86b837d43b3", 210, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
