@@ -146,13 +146,17 @@ var heldoutSets = []heldoutSet{
 	// Written once the built-in messages had grown to 7,243, from other
 	// cases the sets before had used once, before the change it first
 	// measured.
-	{"heldout30", "cdca5791d55ab2c6d7527e15fdc2c5fd555acd2e93dd0e67814eab1447bbc20a", 210, floors{}},
+	{"heldout30", "cdca5791d55ab2c6d7527e15fdc2c5fd555acd2e93dd0e67814eab1447bbc20a", 210, floors{
+		silence: 0.927, // measured 0.947 (36 of 38) less 0.02
+	}},
 	// Written beside the thirtieth, from other such cases.
 	{"heldout31", "055c3acc85b5501808e629841051dfe2d4bb68ddf98df35674c84b7cefbe23f1", 210, floors{}},
 	// Written beside the thirtieth, from other such cases.
 	{"heldout32", "f45c2d2b99d6c2a278fce25d64000f708fc004d4698112f18ba3f8106946acf3", 210, floors{}},
 	// Written beside the thirtieth, from other such cases.
-	{"heldout33", "d2564015c67126a2a9decacb565c12cb81a338ea5973853d5923b86b837d43b3", 210, floors{}},
+	{"heldout33", "d2564015c67126a2a9decacb565c12cb81a338ea5973853d5923b86b837d43b3", 210, floors{
+		koEnGap: 0.096, // measured 0.076 (ko 0.955, en 0.879) plus 0.02
+	}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
