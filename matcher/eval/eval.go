@@ -65,6 +65,10 @@ var HeldoutSets = []string{
 	"heldout31",
 	"heldout32",
 	"heldout33",
+	"heldout34",
+	"heldout35",
+	"heldout36",
+	"heldout37",
 }
 
 // Query is one labelled query of the evaluation set.

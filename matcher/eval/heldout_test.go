@@ -157,6 +157,16 @@ var heldoutSets = []heldoutSet{
 	{"heldout33", "d2564015c67126a2a9decacb565c12cb81a338ea5973853d5923b86b837d43b3", 210, floors{
 		koEnGap: 0.096, // measured 0.076 (ko 0.955, en 0.879) plus 0.02
 	}},
+	// Written once the thirtieth to thirty-third had been run, from other
+	// cases the sets before had used once, before the change it first
+	// measured.
+	{"heldout34", "bc472d7e7259f7f95859d95a71bb47ac9ebcda60740602e9484a4d4fc60f4d45", 210, floors{}},
+	// Written beside the thirty-fourth, from other such cases.
+	{"heldout35", "e31d5bf3f7aa1a67c3327e904190af81cd457bc58d95e86c7d3d461f7e4bfa3f", 210, floors{}},
+	// Written beside the thirty-fourth, from other such cases.
+	{"heldout36", "2e2412828ca9306c3138358768b83aa81e504ed5097a397a291ff51792753f2d", 210, floors{}},
+	// Written beside the thirty-fourth, from other such cases.
+	{"heldout37", "14c0228393245ddcfd71ad09b43cee380b83db0f17707123a764a46b98d9ebc0", 210, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
