@@ -41,14 +41,21 @@ func newMatcher(t testing.TB, lib *cases.Library, opts matcher.Options) *matcher
 	return m
 }
 
-// golden queries: each line of testdata/golden/queries.txt is a query; the
-// ranking of each is kept in testdata/golden/rankings.json.
-func TestRankingsGolden(t *testing.T) {
-	m := newMatcher(t, testLibrary(t), matcher.Options{})
+// goldenQueries are the lines of testdata/golden/queries.txt, one query
+// each.
+func goldenQueries(t *testing.T) []string {
+	t.Helper()
 	data, err := os.ReadFile("testdata/golden/queries.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// golden queries: each line of testdata/golden/queries.txt is a query; the
+// ranking of each is kept in testdata/golden/rankings.json.
+func TestRankingsGolden(t *testing.T) {
+	m := newMatcher(t, testLibrary(t), matcher.Options{})
 	type ranked struct {
 		Query   string   `json:"query"`
 		Lang    string   `json:"lang"`
@@ -56,7 +63,7 @@ func TestRankingsGolden(t *testing.T) {
 		Top     []string `json:"top"`
 	}
 	var got []ranked
-	for _, q := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+	for _, q := range goldenQueries(t) {
 		ans, err := m.Match(context.Background(), q, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -183,11 +190,7 @@ func TestVagueReportGetsItsLikeliestSymptom(t *testing.T) {
 // rankings hold it) but is not shown.
 func TestReportsOnlySureSignals(t *testing.T) {
 	m := newMatcher(t, testLibrary(t), matcher.Options{})
-	data, err := os.ReadFile("testdata/golden/queries.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+	for _, q := range goldenQueries(t) {
 		ans, err := m.Match(context.Background(), q, 3)
 		if err != nil {
 			t.Fatal(err)
