@@ -69,6 +69,10 @@ var HeldoutSets = []string{
 	"heldout35",
 	"heldout36",
 	"heldout37",
+	"heldout38",
+	"heldout39",
+	"heldout40",
+	"heldout41",
 }
 
 // Query is one labelled query of the evaluation set.
