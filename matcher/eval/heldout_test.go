@@ -195,6 +195,11 @@ var heldoutSets = []heldoutSet{
 // first shares text with it.
 const tuningPath = "../testdata/eval/tuning.jsonl"
 
+// tuningCasesPath is the tuning queries that are each about one built-in
+// case; the ranking's weights are fitted on them, so no held-out set shares
+// text with them either.
+const tuningCasesPath = "../testdata/eval/tuning-cases.jsonl"
+
 // TestHeldoutFrozen fails for each held-out set whose file has changed.
 func TestHeldoutFrozen(t *testing.T) {
 	for _, set := range heldoutSets {
@@ -235,7 +240,7 @@ func TestHeldoutWellFormed(t *testing.T) {
 			for _, e := range heldoutSets[:i] {
 				earlier = append(earlier, e.path())
 			}
-			checkNoSharedText(t, qs, append(earlier, tuningPath)...)
+			checkNoSharedText(t, qs, append(earlier, tuningPath, tuningCasesPath)...)
 		})
 	}
 }
@@ -392,5 +397,50 @@ func TestMessagesAreNotQueries(t *testing.T) {
 	for _, set := range heldoutSets {
 		paths = append(paths, set.path())
 	}
-	checkNoSharedText(t, qs, append(paths, tuningPath)...)
+	checkNoSharedText(t, qs, append(paths, tuningPath, tuningCasesPath)...)
+}
+
+// TestTuningCasesWellFormed checks the case queries the ranking is fitted
+// on: at least 200, each a positive query about a built-in case with gold
+// tags that are taxonomy ids, in both languages, sharing no text with the
+// tuning set.
+func TestTuningCasesWellFormed(t *testing.T) {
+	qs, err := eval.Load(tuningCasesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) < 200 {
+		t.Errorf("%d queries, want at least 200", len(qs))
+	}
+	tax := cases.DefaultTaxonomy()
+	set, err := cases.Builtin(tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(set)
+	langs := map[string]int{}
+	for _, q := range qs {
+		langs[q.Lang]++
+		if q.Chatter() || q.Case == "" {
+			t.Errorf("%s: want a positive query about a built-in case", q.ID)
+			continue
+		}
+		if _, ok := lib.Get(q.Case); !ok {
+			t.Errorf("%s: case %s is not in the built-in library", q.ID, q.Case)
+		}
+		for _, id := range q.Symptoms {
+			if _, ok := tax.Lookup(cases.KindSymptom, id); !ok {
+				t.Errorf("%s: symptom %q is not a taxonomy id", q.ID, id)
+			}
+		}
+		for _, id := range q.Components {
+			if _, ok := tax.Lookup(cases.KindComponent, id); !ok {
+				t.Errorf("%s: component %q is not a taxonomy id", q.ID, id)
+			}
+		}
+	}
+	if langs["en"] < 100 || langs["ko"] < 100 {
+		t.Errorf("languages %v, want at least 100 English and 100 Korean", langs)
+	}
+	checkNoSharedText(t, qs, tuningPath)
 }

@@ -26,6 +26,11 @@ import (
 
 const tuningPath = "matcher/testdata/eval/tuning.jsonl"
 
+// casesPath is the tuning queries that are each about one built-in case
+// (the ranking's weights are fitted on them too); -set tuning reports them
+// against the built-in library after the tuning set.
+const casesPath = "matcher/testdata/eval/tuning-cases.jsonl"
+
 // heldoutPath is the file of the held-out set of that -set name (one of
 // eval.HeldoutSets, in the order -set all reports them).
 func heldoutPath(name string) string { return "matcher/testdata/eval/" + name + ".jsonl" }
@@ -87,7 +92,11 @@ func dispatch(set, queries, library, scoring, tags string, misses, debug bool) e
 		if set == "all" {
 			fmt.Println()
 		}
-		return runTuning("tuning set "+tuningPath, tuningPath, library, scoring, misses)
+		if err := runTuning("tuning set "+tuningPath, tuningPath, library, scoring, misses); err != nil {
+			return err
+		}
+		fmt.Println()
+		return runBuiltin("tuning case queries", casesPath, scoring)
 	}
 	return nil
 }
@@ -149,6 +158,12 @@ func sameFile(a, b string) bool {
 // runHeldout reports a held-out set against the built-in library, whose
 // cases its labels refer to, in aggregate only.
 func runHeldout(path, scoring string) error {
+	return runBuiltin("held-out set", path, scoring)
+}
+
+// runBuiltin reports the set at path against the built-in library, beside
+// the text-only baseline, in aggregate, under the title.
+func runBuiltin(title, path, scoring string) error {
 	qs, err := eval.Load(path)
 	if err != nil {
 		return err
@@ -158,7 +173,7 @@ func runHeldout(path, scoring string) error {
 		return err
 	}
 	lib, _ := cases.NewLibrary(builtin)
-	fmt.Printf("held-out set %s: %d queries; built-in library %d cases; scoring %s\n", path, len(qs), lib.Len(), scoring)
+	fmt.Printf("%s %s: %d queries; built-in library %d cases; scoring %s\n", title, path, len(qs), lib.Len(), scoring)
 	for _, run := range []struct {
 		name string
 		opts matcher.Options
