@@ -73,6 +73,10 @@ var HeldoutSets = []string{
 	"heldout39",
 	"heldout40",
 	"heldout41",
+	"heldout42",
+	"heldout43",
+	"heldout44",
+	"heldout45",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -189,6 +189,15 @@ var heldoutSets = []heldoutSet{
 		silence: 0.848, // measured 0.868 (33 of 38) less 0.02
 		koEnGap: 0.108, // measured 0.088 (ko 0.977, en 0.889) plus 0.02
 	}},
+	// Written as the thirty-eighth, once it had judged a change, for the
+	// next one: a model of whether a text names the incident it is about.
+	{"heldout42", "df4ae6378ee573a5bd45254eaf432c9f858b887b89a06c959d6ed9927e3f1cb4", 215, floors{}},
+	// Written beside the forty-second, from other such cases.
+	{"heldout43", "f3da72cfc30a7861444a978aea8585a9af62214f360ce2caa288e7e61156adbf", 215, floors{}},
+	// Written beside the forty-second, from other such cases.
+	{"heldout44", "2ab8072c0317345e89138d333efff1853ae29c2a4522bb7bd7ba6270dfcb4ff6", 215, floors{}},
+	// Written beside the forty-second, from other such cases.
+	{"heldout45", "bf98330c027304240a84ec7ea9b6d9f20ee393294f81140e5c7c025d136fb354", 215, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
