@@ -191,7 +191,9 @@ var heldoutSets = []heldoutSet{
 	}},
 	// Written as the thirty-eighth, once it had judged a change, for the
 	// next one: a model of whether a text names the incident it is about.
-	{"heldout42", "df4ae6378ee573a5bd45254eaf432c9f858b887b89a06c959d6ed9927e3f1cb4", 215, floors{}},
+	{"heldout42", "df4ae6378ee573a5bd45254eaf432c9f858b887b89a06c959d6ed9927e3f1cb4", 215, floors{
+		silence: 0.927, // measured 0.947 (36 of 38) less 0.02
+	}},
 	// Written beside the forty-second, from other such cases.
 	{"heldout43", "f3da72cfc30a7861444a978aea8585a9af62214f360ce2caa288e7e61156adbf", 215, floors{}},
 	// Written beside the forty-second, from other such cases.
