@@ -298,16 +298,7 @@ func checkWellFormed(t *testing.T, path string, minQueries int) []eval.Query {
 		if q.Lang == "ko" {
 			koPositives++
 		}
-		for _, id := range q.Symptoms {
-			if _, ok := tax.Lookup(cases.KindSymptom, id); !ok {
-				t.Errorf("%s: symptom %q is not a taxonomy id", q.ID, id)
-			}
-		}
-		for _, id := range q.Components {
-			if _, ok := tax.Lookup(cases.KindComponent, id); !ok {
-				t.Errorf("%s: component %q is not a taxonomy id", q.ID, id)
-			}
-		}
+		checkGoldTags(t, tax, q)
 		if len(q.Symptoms) == 0 || len(q.Components) == 0 {
 			t.Errorf("%s: a positive query needs gold symptoms and components", q.ID)
 		}
@@ -342,6 +333,22 @@ func checkWellFormed(t *testing.T, path string, minQueries int) []eval.Query {
 		t.Errorf("%d queries with a gold case, want at least 20", gold)
 	}
 	return qs
+}
+
+// checkGoldTags fails for each gold symptom or component of q that is not
+// a taxonomy id.
+func checkGoldTags(t *testing.T, tax *cases.Taxonomy, q eval.Query) {
+	t.Helper()
+	for _, id := range q.Symptoms {
+		if _, ok := tax.Lookup(cases.KindSymptom, id); !ok {
+			t.Errorf("%s: symptom %q is not a taxonomy id", q.ID, id)
+		}
+	}
+	for _, id := range q.Components {
+		if _, ok := tax.Lookup(cases.KindComponent, id); !ok {
+			t.Errorf("%s: component %q is not a taxonomy id", q.ID, id)
+		}
+	}
 }
 
 // checkNoSharedText fails for every query in qs whose text, ignoring case
@@ -439,16 +446,7 @@ func TestTuningCasesWellFormed(t *testing.T) {
 		if _, ok := lib.Get(q.Case); !ok {
 			t.Errorf("%s: case %s is not in the built-in library", q.ID, q.Case)
 		}
-		for _, id := range q.Symptoms {
-			if _, ok := tax.Lookup(cases.KindSymptom, id); !ok {
-				t.Errorf("%s: symptom %q is not a taxonomy id", q.ID, id)
-			}
-		}
-		for _, id := range q.Components {
-			if _, ok := tax.Lookup(cases.KindComponent, id); !ok {
-				t.Errorf("%s: component %q is not a taxonomy id", q.ID, id)
-			}
-		}
+		checkGoldTags(t, tax, q)
 	}
 	if langs["en"] < 100 || langs["ko"] < 100 {
 		t.Errorf("languages %v, want at least 100 English and 100 Korean", langs)
