@@ -375,23 +375,26 @@ type scoredSet struct {
 	idcg   []float64 // per query
 }
 
-// shared are the weights every fitting matcher reads: one matcher per set is
-// built (and trained) once, and each setting is tried by changing these.
+// shared are the weights every fitting matcher reads: one matcher per
+// library is built (and trained) once, and each setting is tried by
+// changing these.
 var shared matcher.Weights
 
-var matchers = map[string]*matcher.Matcher{}
+// matchers are keyed by library: the tuning set's built-in run and the case
+// queries share one.
+var matchers = map[*cases.Library]*matcher.Matcher{}
 
 func scoreAll(ss []set, w matcher.Weights) ([]scoredSet, error) {
 	shared = w
 	var out []scoredSet
 	for _, s := range ss {
-		m := matchers[s.name]
+		m := matchers[s.lib]
 		if m == nil {
 			var err error
 			if m, err = matcher.New(s.lib, matcher.Options{Weights: &shared}); err != nil {
 				return nil, err
 			}
-			matchers[s.name] = m
+			matchers[s.lib] = m
 		}
 		x := scoredSet{set: s, idcg: idcgs(s)}
 		for _, q := range s.queries {
