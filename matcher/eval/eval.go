@@ -77,6 +77,10 @@ var HeldoutSets = []string{
 	"heldout43",
 	"heldout44",
 	"heldout45",
+	"heldout46",
+	"heldout47",
+	"heldout48",
+	"heldout49",
 }
 
 // Query is one labelled query of the evaluation set.

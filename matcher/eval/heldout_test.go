@@ -200,6 +200,16 @@ var heldoutSets = []heldoutSet{
 	{"heldout44", "2ab8072c0317345e89138d333efff1853ae29c2a4522bb7bd7ba6270dfcb4ff6", 215, floors{}},
 	// Written beside the forty-second, from other such cases.
 	{"heldout45", "bf98330c027304240a84ec7ea9b6d9f20ee393294f81140e5c7c025d136fb354", 215, floors{}},
+	// Written as the forty-sixth, once the forty-second to forty-fifth had
+	// judged a change, for the next ones: tags voted by the nearest cases,
+	// and the named-incident model's second trial.
+	{"heldout46", "16c2865dc9f1ab064a633aeb926d40ea114a6222c1fdcbbd8542fe5f5a4a1241", 215, floors{}},
+	// Written beside the forty-sixth, from other such cases.
+	{"heldout47", "b46db8603a679d0329b277aef8e23ad33a3dc820c6d1d158e0d265c8ab197805", 215, floors{}},
+	// Written beside the forty-sixth, from other such cases.
+	{"heldout48", "82f0dff6d12da61da9078f7ba85229005fd904702a7fe7ae9a5959cd90e75692", 215, floors{}},
+	// Written beside the forty-sixth, from other such cases.
+	{"heldout49", "0529bd53d1f24a918b65cf3b22e1c4127fea2eeb1b2e427216366176995b9fe8", 215, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
