@@ -184,6 +184,45 @@ func TestVagueReportGetsItsLikeliestSymptom(t *testing.T) {
 	}
 }
 
+// TestReportsWhatTheNearestCasesAgreeOn: a text about a known incident
+// that names its trouble in words no phrase or model knows still reports
+// the tag the cases that read like it carry, and says where it came from.
+func TestReportsWhatTheNearestCasesAgreeOn(t *testing.T) {
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(set)
+	m := newMatcher(t, lib, matcher.Options{})
+	for _, tc := range []struct {
+		text, want string
+	}{
+		{"someone pushed commits to the gentoo github mirror after taking over an org admin account; developers got kicked out of the org",
+			"security-compromise"},
+		{"caucus results app: precinct leaders locked out at login, the tallies it sent are inconsistent",
+			"data-inconsistency"},
+		{"코커스 결과 앱에 선거구 위원장들이 로그인을 못 하고 있고, 올라온 집계도 종이 기록이랑 안 맞아요",
+			"data-inconsistency"},
+	} {
+		inf := m.Infer(tc.text)
+		if slices.ContainsFunc(inf.Symptoms, func(x matcher.Inferred) bool { return x.ID == tc.want }) {
+			t.Fatalf("%q: the text alone gives %s; the test needs one it does not", tc.text, tc.want)
+		}
+		ans, err := m.Match(context.Background(), tc.text, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(ans.Symptoms, func(s matcher.Signal) bool { return s.ID == tc.want })
+		if i < 0 {
+			t.Errorf("%q: symptoms %v, want %s, which the nearest cases carry", tc.text, ans.Symptoms, tc.want)
+			continue
+		}
+		if s := ans.Symptoms[i]; s.Phrase != matcher.VotedPhrase {
+			t.Errorf("%q: %s reported as %+v, want it voted by the nearest cases", tc.text, tc.want, s)
+		}
+	}
+}
+
 // TestReportsOnlySureSignals: the tags an answer says the text signals are
 // the sure ones, each at least ReportShare as strong as the strongest of
 // its kind; a weak guess beside a sure tag steers the ranking (the golden

@@ -279,6 +279,7 @@ var words = map[cases.Lang]map[string]string{
 		"source":   "Source",
 		"nothing":  "nothing recognised",
 		"cause":    "Likely cause",
+		"voted":    "similar cases",
 	},
 	cases.Korean: {
 		"signals":  "감지한 신호",
@@ -294,6 +295,7 @@ var words = map[cases.Lang]map[string]string{
 		"source":   "출처",
 		"nothing":  "인식한 신호 없음",
 		"cause":    "추정 원인",
+		"voted":    "비슷한 사례",
 	},
 }
 
@@ -359,10 +361,14 @@ func printAnswer(w io.Writer, tax *cases.Taxonomy, ans *matcher.Answer) {
 
 // signalList names each signal with the words that gave it; a symptom
 // read from the text as a whole, with no word to show for it, is named
-// alone.
+// alone, and one the nearest cases agree on says so.
 func signalList(tax *cases.Taxonomy, kind cases.Kind, ss []matcher.Signal, lang cases.Lang) string {
 	var parts []string
 	for _, s := range ss {
+		if s.Phrase == matcher.VotedPhrase {
+			parts = append(parts, fmt.Sprintf("%s (%s)", tax.Label(kind, s.ID, lang), words[lang]["voted"]))
+			continue
+		}
 		if s.Phrase == "" {
 			parts = append(parts, tax.Label(kind, s.ID, lang))
 			continue
