@@ -81,6 +81,10 @@ var HeldoutSets = []string{
 	"heldout47",
 	"heldout48",
 	"heldout49",
+	"heldout50",
+	"heldout51",
+	"heldout52",
+	"heldout53",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -210,6 +210,17 @@ var heldoutSets = []heldoutSet{
 	{"heldout48", "82f0dff6d12da61da9078f7ba85229005fd904702a7fe7ae9a5959cd90e75692", 215, floors{}},
 	// Written beside the forty-sixth, from other such cases.
 	{"heldout49", "0529bd53d1f24a918b65cf3b22e1c4127fea2eeb1b2e427216366176995b9fe8", 215, floors{}},
+	// Written as the fiftieth, once the forty-sixth to forty-ninth had judged
+	// two changes, for a third check of the named model and a variant of it
+	// that counts only from a least probability; each with at least 40
+	// positive queries about no known incident.
+	{"heldout50", "52479f8884005439a28225c80d8e87799fcb1f135bc6c41fc8116923b5847d68", 215, floors{}},
+	// Written beside the fiftieth, from other such cases.
+	{"heldout51", "5b389922575519947a2e97ff3167712127d4e60ee24ab8e2768e02d5d6960c8f", 215, floors{}},
+	// Written beside the fiftieth, from other such cases.
+	{"heldout52", "c787b1f2a1e6ab507d2fa1cd99f4248950aa655570e8ebbbb3493f482c81991f", 215, floors{}},
+	// Written beside the fiftieth, from other such cases.
+	{"heldout53", "8b140c89ec6f2a00d6aff16f8bb5494ac74d06a313c3b7eb8b72383962bed3c2", 215, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
