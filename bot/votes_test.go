@@ -90,12 +90,15 @@ func (h *harness) message(channel, text string) slackfake.Call {
 	return h.reply(ev)
 }
 
-// Texts that match the case the test library's Datadog alert leads with (a
-// payments release that leaked database connections), told in other words
-// than the alert's, so that a vote on the alert is not a vote on them.
+// Texts that match the case the test library's Datadog alert leads with,
+// told in other words than the alert's, so that a vote on the alert is not
+// a vote on them. The alert (Postgres out of connection slots since a
+// deploy) leads, by a hair, with a comments table whose integer key ran
+// out, ahead of the payments release that leaked connections: just the
+// case a responder votes not relevant.
 const (
-	paymentsEn = "Card payments failing at checkout, orders down by half; the payment service's Postgres pool is exhausted and it returns 500s"
-	paymentsKo = "카드 결제 실패 급증, 주문 수 절반으로 감소: 결제 서비스 PostgreSQL 커넥션 풀 고갈로 500 에러"
+	commentsEn = "Comment posting broken: INSERTs into the Postgres comments table fail and the API returns 500s"
+	commentsKo = "댓글 작성 안 됨: PostgreSQL comments 테이블 INSERT 실패로 API 500 에러"
 )
 
 // TestNotRelevantVoteStopsCaseLeading: a case voted not relevant on an
@@ -109,7 +112,7 @@ func TestNotRelevantVoteStopsCaseLeading(t *testing.T) {
 	h := startWith(t, fake, withStore(openSQLite(t), "replica-a"))
 
 	// Before any vote.
-	en, ko := caseOrder(h.message(incChannel, paymentsEn)), caseOrder(h.message(incChannel, paymentsKo))
+	en, ko := caseOrder(h.message(incChannel, commentsEn)), caseOrder(h.message(incChannel, commentsKo))
 	first := h.answer("datadog", incChannel)
 	base := caseOrder(first)
 	if len(base) < 2 || !slices.Contains(en, base[0]) || !slices.Contains(ko, base[0]) {
@@ -137,7 +140,7 @@ func TestNotRelevantVoteStopsCaseLeading(t *testing.T) {
 	for _, tc := range []struct {
 		text   string
 		before []string
-	}{{paymentsEn, en}, {paymentsKo, ko}} {
+	}{{commentsEn, en}, {commentsKo, ko}} {
 		c := h.message("C0INC3", tc.text)
 		if !slices.Equal(caseOrder(c), tc.before) {
 			t.Errorf("a vote on a dissimilar alert changed the answer to %q: %v -> %v", tc.text, tc.before, caseOrder(c))

@@ -455,3 +455,43 @@ func TestRecoveringNoticeIsTrouble(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedIncidentLeads checks that a text which names one incident, by
+// its product, its commands and what broke, is answered with that
+// incident first, though the tags the text signals are not its tags; and
+// that without the named model the cases that share those tags bury it.
+func TestNamedIncidentLeads(t *testing.T) {
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(set)
+	const text = "caucus night and precinct chairs still can't get the results app past its six-digit codes; the hotline is jammed and the tallies we did get don't add up"
+	const want = "iowa-democratic-party-2020-02-03"
+	on := matcher.DefaultWeights
+	if on.Named == 0 || len(on.NamedModel) == 0 {
+		t.Fatal("weights.json has no named model")
+	}
+	off := on
+	off.Named = 0
+	for _, c := range []struct {
+		name  string
+		w     matcher.Weights
+		first bool
+	}{{"named model", on, true}, {"without it", off, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMatcher(t, lib, matcher.Options{Weights: &c.w})
+			ans, err := m.Match(context.Background(), text, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, r := range ans.Results {
+				ids = append(ids, r.Case.ID)
+			}
+			if got := len(ids) > 0 && ids[0] == want; got != c.first {
+				t.Errorf("answer %v: %s first is %v, want %v", ids, want, got, c.first)
+			}
+		})
+	}
+}

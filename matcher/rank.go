@@ -69,6 +69,12 @@ type Weights struct {
 	// then a logistic model over GateFeatures, its weights in that order,
 	// Trouble is its probability, and Gate the probability a text needs.
 	GateModel []float64 `json:"gate_model,omitempty"`
+	// NamedModel is a logistic model over NamedFeatures: how likely the
+	// best text hit is the very incident the text is about. Named is the
+	// weight of that probability, added to the best hit's score whatever
+	// tags it shares. Off when either is unset.
+	NamedModel []float64 `json:"named_model,omitempty"`
+	Named      float64   `json:"named,omitempty"`
 	// Floor is the score a case needs to be shown once the text is
 	// answered; Keep the share of the best case's score it needs.
 	Floor float64 `json:"floor"`
@@ -108,9 +114,13 @@ type Parts struct {
 	Rel  float64 // Text relative to the best hit (0 to 1)
 	// Lead is, for the best text hit only, how far its score is ahead of
 	// the second's, relative to its own (0 to 1); 0 for every other case.
-	Lead  float64
-	Tag   float64 // share of the text's tags the case carries (0 to 1)
-	Cause float64 // how sure the text implies the case's root cause (0 to 1)
+	Lead float64
+	// First is set for the best text hit only, and Second is then the
+	// second hit's bleve score (0 without one).
+	First  bool
+	Second float64
+	Tag    float64 // share of the text's tags the case carries (0 to 1)
+	Cause  float64 // how sure the text implies the case's root cause (0 to 1)
 	// CauseMax is how sure the text implies its likeliest root cause: the
 	// same for every candidate of a text.
 	CauseMax float64
@@ -425,7 +435,9 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 			if len(hits) > 1 {
 				second = hits[1].Score
 			}
-			sc.Candidates[slot[n]-1].Lead = (best - second) / best
+			p := &sc.Candidates[slot[n]-1]
+			p.Lead = (best - second) / best
+			p.First, p.Second = true, second
 		}
 	}
 	if m.opts.Mode == TextOnly {
@@ -655,10 +667,42 @@ func (w *Weights) Combine(p Parts) float64 {
 		// text hit on a name alone is no better for leading.
 		score = min(1, score+w.Lead*p.Lead)
 	}
+	if p.First && w.Named > 0 && len(w.NamedModel) > 0 {
+		score = min(1, score+w.Named*w.NamedProb(p))
+	}
 	if p.Public {
 		score /= 1 + w.Own
 	}
 	return score
+}
+
+// NamedFeatures are what the named model (Weights.NamedModel) reads of the
+// best text hit: a constant, its lead over the second hit, and the log of
+// its and the second's bleve scores. A text that names an incident, its
+// organisation, product, region, error or numbers, shares many rare words
+// with that one case: its score is high and far ahead of the rest. A text
+// that describes trouble in general words scores low on every case, the
+// best no more than a little ahead.
+func NamedFeatures(p Parts) []float64 {
+	return []float64{1, p.Lead, math.Log(max(p.Text, 1e-3)), math.Log(max(p.Second, 1e-3))}
+}
+
+// NamedProb is the named model's probability that p, the best text hit, is
+// the incident the text is about: 0 for any other candidate, without a
+// model, and for a lone hit. A lone hit stands out from nothing: in a small
+// library the only case that shares a word with the text is "far ahead"
+// however weak, and the model learned from a library where texts find many.
+func (w *Weights) NamedProb(p Parts) float64 {
+	if !p.First || p.Second == 0 || len(w.NamedModel) == 0 {
+		return 0
+	}
+	var z float64
+	for i, x := range NamedFeatures(p) {
+		if i < len(w.NamedModel) {
+			z += w.NamedModel[i] * x
+		}
+	}
+	return 1 / (1 + math.Exp(-z))
 }
 
 // Order sorts candidates by their weighed score, best first (ties: newer,
@@ -716,11 +760,16 @@ func (w *Weights) orderTop(cs []Parts, k int) []float64 {
 	return scores
 }
 
+// namedSure is the named model's probability from which the best text hit
+// is shown though it shares no tag with the text: the text names it.
+const namedSure = 0.5
+
 // Answers reports whether a scored text passes the answer gate and, if so,
 // how many of its ordered candidates (cands and scores as Order left them)
 // are shown, at most top: each at least floor and Keep of the best score.
 // When the text signals tags, a case that shares none of them is not shown
-// (in a small library the only text hit is "the best" however weak).
+// (in a small library the only text hit is "the best" however weak), unless
+// the named model is sure the text is about it (namedSure).
 func (w *Weights) Answers(sc *Scored, cands []Parts, scores []float64, top int, floor float64) int {
 	if w.Trouble(sc) < w.Gate || len(scores) == 0 {
 		return 0
@@ -731,7 +780,7 @@ func (w *Weights) Answers(sc *Scored, cands []Parts, scores []float64, top int, 
 		if n == top || s < floor || s < w.Keep*scores[0] {
 			break
 		}
-		if tagged && cands[i].Tag == 0 {
+		if tagged && cands[i].Tag == 0 && w.NamedProb(cands[i]) < namedSure {
 			break
 		}
 		n++

@@ -593,6 +593,17 @@ func fit(queries, caseQueries, library string, builtin *cases.Library, tax *case
 	best := matcher.DefaultWeights
 	bestObj := -1.0
 	start := time.Now()
+	namedGrid := []float64{0}
+	if *named {
+		learnedGrid, neighbourGrid = []float64{1}, []float64{0}
+		textGrid, tagGrid, leadGrid = []float64{0.25, 0.5, 0.75, 1}, []float64{2, 3}, []float64{0.4, 0.6, 0.8}
+		namedGrid = []float64{0, 0.5, 1, 1.5, 2, 3}
+		scored, err := scoreAll(ranked, best)
+		if err != nil {
+			return err
+		}
+		best.NamedModel = fitNamedModel(scored)
+	}
 	for _, learned := range learnedGrid {
 		if gateOnly {
 			break
@@ -609,11 +620,13 @@ func fit(queries, caseQueries, library string, builtin *cases.Library, tax *case
 					for _, tag := range tagGrid {
 						for _, cause := range causes {
 							for _, lead := range leadGrid {
-								w.Text, w.Tag, w.Cause, w.Lead = text, tag, cause, lead
-								fs := pooled(scored, w)
-								if o := objective(fs); o > bestObj+1e-9 {
-									bestObj, best = o, w
-									fmt.Printf("%.4f learned %.1f neighbour %.1f top %d text %.2f tag %.1f cause %.2f lead %.1f  %s\n", o, learned, nb, top, text, tag, cause, lead, showRanking(fs))
+								for _, nm := range namedGrid {
+									w.Text, w.Tag, w.Cause, w.Lead, w.Named = text, tag, cause, lead, nm
+									fs := pooled(scored, w)
+									if o := objective(fs); o > bestObj+1e-9 {
+										bestObj, best = o, w
+										fmt.Printf("%.4f learned %.1f neighbour %.1f top %d text %.2f tag %.1f cause %.2f lead %.1f named %.2f  %s\n", o, learned, nb, top, text, tag, cause, lead, nm, showRanking(fs))
+									}
 								}
 							}
 						}
@@ -743,6 +756,8 @@ func gateString(w matcher.Weights) string {
 var minSilence = 0.94
 
 var gateModel = flag.Bool("gate-model", false, "with -weights: fit the answer gate as a logistic model over matcher.GateFeatures, not the rules' grid")
+
+var named = flag.Bool("named", false, "with -weights: fit the named model and its weight, over a smaller grid of the other ranking weights (learned 1, neighbour 0)")
 
 var verbose = flag.Bool("v", false, "with -weights: print every fifth gate setting tried")
 
