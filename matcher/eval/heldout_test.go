@@ -62,9 +62,7 @@ var heldoutSets = []heldoutSet{
 	// Written once all seven earlier sets had been run, for the built-in
 	// messages the trouble model learns from: from the taxonomy's ids and
 	// the built-in cases' facts alone, apart from every other set.
-	{"heldout8", "6e7cc2c90d5e546d85f49d915fb673410de0b0b878d0940a9c9f8b6bf3b167f8", 210, floors{
-		koEnGap: 0.072, // measured 0.052 (ko 0.890, en 0.942) plus 0.02
-	}},
+	{"heldout8", "6e7cc2c90d5e546d85f49d915fb673410de0b0b878d0940a9c9f8b6bf3b167f8", 210, floors{}},
 	// Written as the eighth, before the tag model learned from the built-in
 	// messages' tags, as the eighth was before the trouble model learned
 	// from the messages.
@@ -73,16 +71,14 @@ var heldoutSets = []heldoutSet{
 	}},
 	// Written as the ninth, before the built-in messages grew from 1,720 to
 	// 2,920.
-	{"heldout10", "d2115ba9fa9a2e099e5643534962e2684d09b290df869c7cbf70fa0d242a5683", 210, floors{
-		koEnGap: 0.079, // measured 0.059 (ko 0.963, en 0.904) plus 0.02
-	}},
+	{"heldout10", "d2115ba9fa9a2e099e5643534962e2684d09b290df869c7cbf70fa0d242a5683", 210, floors{}},
 	// Written as the tenth, before the ranking's changes it measures.
 	{"heldout11", "e24cfaf5e3c70bb143621b585a6ab7034da66a821f31da116ad6746b6d337e70", 210, floors{}},
 	// Written as the eleventh, before the tag model's changes it measures.
 	{"heldout12", "6cf6ba29ff928b98ebb948a0e27f2557327060e39ebd3f3484ea1be8e1e44560", 210, floors{}},
 	// Written as the twelfth, before the changes it measures.
 	{"heldout13", "f2e989237cfdb4f6a90a4a31b71914dee01c1eb14e6d7e0f523a9a213b0ef5ef", 210, floors{
-		koEnGap: 0.088, // measured 0.068 (ko 0.932, en 0.864) plus 0.02
+		koEnGap: 0.077, // measured 0.057 (ko 0.932, en 0.875) plus 0.02
 	}},
 	// Written as the thirteenth, before the change it measures.
 	{"heldout14", "cce8329750885e84c73cfbc1979a78b0a8db9be3ce0f92ca1b7cf30fb3f5279c", 210, floors{}},
@@ -92,14 +88,16 @@ var heldoutSets = []heldoutSet{
 	// Written as the fifteenth, from gold cases no earlier set had used,
 	// before the change it measures.
 	{"heldout16", "2918b0282aea0f8eab5f5e31ceddf47311d0f233feb3488218ae1b9e471d712c", 210, floors{
-		koEnGap: 0.131, // measured 0.111 (ko 0.939, en 0.828) plus 0.02
+		koEnGap: 0.121, // measured 0.101 (ko 0.939, en 0.838) plus 0.02
 	}},
 	// Written beside the sixteenth, from other gold cases no earlier set had
 	// used, before the change it measures.
 	{"heldout17", "297675196c1a3c602b5d888448cfdd3614d184949931d4f15915dd8ce625cee4", 210, floors{}},
 	// Written once the sixteenth and seventeenth had been run, from gold
 	// cases no earlier set had used, before the change it measures.
-	{"heldout18", "eff49907b54454bf110dc7569a22793db6c1e7e1df784ec87a0ab3b7e4559aa1", 210, floors{}},
+	{"heldout18", "eff49907b54454bf110dc7569a22793db6c1e7e1df784ec87a0ab3b7e4559aa1", 210, floors{
+		koEnGap: 0.071, // measured 0.051 (ko 0.901, en 0.850) plus 0.02
+	}},
 	// Written beside the eighteenth, from other unused gold cases, before
 	// the change it measures.
 	{"heldout19", "b442fabaa69575f46fa22c36c40950453feca3cd84a213bfc86207cc2fc855b4", 210, floors{
@@ -113,8 +111,8 @@ var heldoutSets = []heldoutSet{
 	}},
 	// Written beside the twentieth, from other unused gold cases.
 	{"heldout21", "47451c26d7adc3055784fdda99b12c613a09726d5522c8deeb7b64daac1f6564", 210, floors{
-		silence: 0.874, // measured 0.895 (34 of 38) less 0.02
-		koEnGap: 0.131, // measured 0.111 (ko 1.000, en 0.889) plus 0.02
+		silence: 0.875, // measured 0.895 (34 of 38) less 0.02
+		koEnGap: 0.109, // measured 0.089 (ko 0.989, en 0.900) plus 0.02
 	}},
 	// Written beside the twentieth, from other unused gold cases, before the
 	// change it measures.
@@ -144,7 +142,9 @@ var heldoutSets = []heldoutSet{
 	// Written beside the twenty-sixth, from other such cases.
 	{"heldout28", "5ce243028451e9340ca1047e994edb2a5733e3c981cf430d8bd49a35cde604e6", 210, floors{}},
 	// Written beside the twenty-sixth, from other such cases.
-	{"heldout29", "59a0f71772d306b2847eacdcd77480a70d6ee6836981b1e4eef09059ea6d086f", 210, floors{}},
+	{"heldout29", "59a0f71772d306b2847eacdcd77480a70d6ee6836981b1e4eef09059ea6d086f", 210, floors{
+		koEnGap: 0.074, // measured 0.054 (ko 0.860, en 0.914) plus 0.02
+	}},
 	// Written once the built-in messages had grown to 7,243, from other
 	// cases the sets before had used once, before the change it first
 	// measured.
@@ -159,7 +159,7 @@ var heldoutSets = []heldoutSet{
 	}},
 	// Written beside the thirtieth, from other such cases.
 	{"heldout33", "d2564015c67126a2a9decacb565c12cb81a338ea5973853d5923b86b837d43b3", 210, floors{
-		koEnGap: 0.118, // measured 0.098 (ko 0.977, en 0.879) plus 0.02
+		koEnGap: 0.110, // measured 0.090 (ko 0.977, en 0.887) plus 0.02
 	}},
 	// Written once the thirtieth to thirty-third had been run, from other
 	// cases the sets before had used once, before the change it first
@@ -171,7 +171,7 @@ var heldoutSets = []heldoutSet{
 	{"heldout36", "2e2412828ca9306c3138358768b83aa81e504ed5097a397a291ff51792753f2d", 210, floors{}},
 	// Written beside the thirty-fourth, from other such cases.
 	{"heldout37", "14c0228393245ddcfd71ad09b43cee380b83db0f17707123a764a46b98d9ebc0", 210, floors{
-		koEnGap: 0.088, // measured 0.068 (ko 0.911, en 0.843) plus 0.02
+		koEnGap: 0.087, // measured 0.067 (ko 0.900, en 0.833) plus 0.02
 	}},
 	// Written for the ranking's refit on queries about known incidents, with
 	// more of them (at least 78 of a set), before it was run.
@@ -182,12 +182,12 @@ var heldoutSets = []heldoutSet{
 	{"heldout39", "f0ae15d53625a215a657c8000f446b0deb36b3661c7128bcdf3d9285fc0f640f", 215, floors{}},
 	// Written beside the thirty-eighth, from other such cases.
 	{"heldout40", "66c024a774c1f63991339832273285c7d16b285aed73a172f15a64350da8537d", 215, floors{
-		silence: 0.874, // measured 0.895 (34 of 38) less 0.02
+		silence: 0.875, // measured 0.895 (34 of 38) less 0.02
 	}},
 	// Written beside the thirty-eighth, from other such cases.
 	{"heldout41", "55e082dade6a857133947be1fd87e296ab6fa044e7a7f20c10d3117ea2798c03", 215, floors{
 		silence: 0.848, // measured 0.868 (33 of 38) less 0.02
-		koEnGap: 0.108, // measured 0.088 (ko 0.977, en 0.889) plus 0.02
+		koEnGap: 0.119, // measured 0.099 (ko 0.988, en 0.889) plus 0.02
 	}},
 	// Written as the thirty-eighth, once it had judged a change, for the
 	// next one: a model of whether a text names the incident it is about.
@@ -195,7 +195,9 @@ var heldoutSets = []heldoutSet{
 		silence: 0.927, // measured 0.947 (36 of 38) less 0.02
 	}},
 	// Written beside the forty-second, from other such cases.
-	{"heldout43", "f3da72cfc30a7861444a978aea8585a9af62214f360ce2caa288e7e61156adbf", 215, floors{}},
+	{"heldout43", "f3da72cfc30a7861444a978aea8585a9af62214f360ce2caa288e7e61156adbf", 215, floors{
+		koEnGap: 0.086, // measured 0.066 (ko 0.936, en 0.870) plus 0.02
+	}},
 	// Written beside the forty-second, from other such cases.
 	{"heldout44", "2ab8072c0317345e89138d333efff1853ae29c2a4522bb7bd7ba6270dfcb4ff6", 215, floors{}},
 	// Written beside the forty-second, from other such cases.
@@ -203,13 +205,23 @@ var heldoutSets = []heldoutSet{
 	// Written as the forty-sixth, once the forty-second to forty-fifth had
 	// judged a change, for the next ones: tags voted by the nearest cases,
 	// and the named-incident model's second trial.
-	{"heldout46", "16c2865dc9f1ab064a633aeb926d40ea114a6222c1fdcbbd8542fe5f5a4a1241", 215, floors{}},
+	{"heldout46", "16c2865dc9f1ab064a633aeb926d40ea114a6222c1fdcbbd8542fe5f5a4a1241", 215, floors{
+		koEnGap: 0.089, // measured 0.069 (ko 0.976, en 0.907) plus 0.02
+	}},
 	// Written beside the forty-sixth, from other such cases.
-	{"heldout47", "b46db8603a679d0329b277aef8e23ad33a3dc820c6d1d158e0d265c8ab197805", 215, floors{}},
+	{"heldout47", "b46db8603a679d0329b277aef8e23ad33a3dc820c6d1d158e0d265c8ab197805", 215, floors{
+		silence: 0.901, // measured 0.921 (35 of 38) less 0.02
+		koEnGap: 0.108, // measured 0.088 (ko 0.968, en 0.880) plus 0.02
+	}},
 	// Written beside the forty-sixth, from other such cases.
-	{"heldout48", "82f0dff6d12da61da9078f7ba85229005fd904702a7fe7ae9a5959cd90e75692", 215, floors{}},
+	{"heldout48", "82f0dff6d12da61da9078f7ba85229005fd904702a7fe7ae9a5959cd90e75692", 215, floors{
+		ndcgOverBaseline: 0.129, // measured 0.149 (nDCG@5 0.829, baseline 0.680) less 0.02
+		silence:          0.848, // measured 0.868 (33 of 38) less 0.02
+	}},
 	// Written beside the forty-sixth, from other such cases.
-	{"heldout49", "0529bd53d1f24a918b65cf3b22e1c4127fea2eeb1b2e427216366176995b9fe8", 215, floors{}},
+	{"heldout49", "0529bd53d1f24a918b65cf3b22e1c4127fea2eeb1b2e427216366176995b9fe8", 215, floors{
+		ndcgOverBaseline: 0.083, // measured 0.103 (nDCG@5 0.817, baseline 0.714) less 0.02
+	}},
 	// Written as the fiftieth, once the forty-sixth to forty-ninth had judged
 	// two changes, for a third check of the named model and a variant of it
 	// that counts only from a least probability; each with at least 40
