@@ -4,7 +4,8 @@
 //	go run ./matcher/cmd/fit -tags      cross-validated tag F1 per kind and language
 //	go run ./matcher/cmd/fit -trouble   the trouble model's cross-validated figures
 //	go run ./matcher/cmd/fit -weights -gate-model   fit the ranking weights and the logistic gate, print them
-//	go run ./matcher/cmd/fit -weights -gate-model -write matcher/weights.json
+//	go run ./matcher/cmd/fit -weights -named -gate-model -write matcher/weights.json
+//	                                    the ranking weights with the named model (how weights.json's are fitted)
 //	go run ./matcher/cmd/fit -weights -gate-only -gate-model -v   refit the gate alone, with its cross-validated curve
 //	go run ./matcher/cmd/fit -curve     the gate's answered and silence figures at each threshold
 //	go run ./matcher/cmd/fit -unanswered  the first fold's unanswered reports and answered remediation steps
