@@ -139,11 +139,7 @@ func TestMatchExplains(t *testing.T) {
 // counts, so the answer names it and most of the cases it ranks first
 // share it, not only the service's name.
 func TestVagueReportGetsItsLikeliestSymptom(t *testing.T) {
-	set, err := cases.Builtin(cases.DefaultTaxonomy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, _ := cases.NewLibrary(set)
+	lib := builtinLibrary(t)
 	m := newMatcher(t, lib, matcher.Options{})
 	for _, text := range []string{
 		"We are investigating an issue affecting Cloud SQL instances in europe-west2.",
@@ -188,11 +184,7 @@ func TestVagueReportGetsItsLikeliestSymptom(t *testing.T) {
 // that names its trouble in words no phrase or model knows still reports
 // the tag the cases that read like it carry, and says where it came from.
 func TestReportsWhatTheNearestCasesAgreeOn(t *testing.T) {
-	set, err := cases.Builtin(cases.DefaultTaxonomy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, _ := cases.NewLibrary(set)
+	lib := builtinLibrary(t)
 	m := newMatcher(t, lib, matcher.Options{})
 	for _, tc := range []struct {
 		text, want string
@@ -461,11 +453,7 @@ func TestRecoveringNoticeIsTrouble(t *testing.T) {
 // incident first, though the tags the text signals are not its tags; and
 // that without the named model the cases that share those tags bury it.
 func TestNamedIncidentLeads(t *testing.T) {
-	set, err := cases.Builtin(cases.DefaultTaxonomy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, _ := cases.NewLibrary(set)
+	lib := builtinLibrary(t)
 	const text = "caucus night and precinct chairs still can't get the results app past its six-digit codes; the hotline is jammed and the tallies we did get don't add up"
 	const want = "iowa-democratic-party-2020-02-03"
 	on := matcher.DefaultWeights
@@ -503,11 +491,7 @@ func TestNamedIncidentLeads(t *testing.T) {
 // variant that counted it only from 0.3 put Stytch's deploy first, and
 // found known incidents less often on four blind sets).
 func TestDeployTextPrefersDeployCaused(t *testing.T) {
-	set, err := cases.Builtin(cases.DefaultTaxonomy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, _ := cases.NewLibrary(set)
+	lib := builtinLibrary(t)
 	m := newMatcher(t, lib, matcher.Options{})
 	const text = "p99 latency is up and the load balancer returns 502s after a deploy"
 	ans, err := m.Match(context.Background(), text, 5)
@@ -525,4 +509,15 @@ func TestDeployTextPrefersDeployCaused(t *testing.T) {
 	if len(ans.Results) < 3 || deploys*2 <= len(ans.Results) {
 		t.Errorf("answer %v: want most of the first five deploy-caused", causes)
 	}
+}
+
+// builtinLibrary loads the library the bot ships with.
+func builtinLibrary(t *testing.T) *cases.Library {
+	t.Helper()
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := cases.NewLibrary(set)
+	return lib
 }

@@ -261,30 +261,7 @@ func (m *Matcher) tagsOf(text string) *queryTags {
 // on, weighted by how near they are: pseudo-relevance feedback.
 func (m *Matcher) neighbours(q *queryTags, hits search.DocumentMatchCollection) {
 	w := m.opts.Weights
-	if len(hits) == 0 || w.NeighbourTop == 0 {
-		return
-	}
-	best := hits[0].Score
-	votes := map[string]float64{}
-	causes := map[string]float64{}
-	var total float64
-	for i, h := range hits {
-		if i == w.NeighbourTop {
-			break
-		}
-		c, ok := m.lib.Get(h.ID)
-		if !ok {
-			continue
-		}
-		sim := h.Score / best
-		total += sim
-		for _, k := range m.keys[c] {
-			votes[k] += sim
-		}
-		if c.RootCause != "" {
-			causes[c.RootCause] += sim
-		}
-	}
+	votes, causes, total := m.vote(hits)
 	if total == 0 {
 		return
 	}
@@ -305,6 +282,37 @@ func (m *Matcher) neighbours(q *queryTags, hits search.DocumentMatchCollection) 
 			q.cause(id, p, []string{VotedPhrase})
 		}
 	}
+}
+
+// vote tallies the tags (by key) and root causes of the NeighbourTop best
+// text hits, each case counting its score relative to the best hit; total
+// is the sum of those shares, zero when there is nothing to count.
+func (m *Matcher) vote(hits search.DocumentMatchCollection) (votes, causes map[string]float64, total float64) {
+	top := m.opts.Weights.NeighbourTop
+	if len(hits) == 0 || top == 0 || hits[0].Score <= 0 {
+		return nil, nil, 0
+	}
+	best := hits[0].Score
+	votes = map[string]float64{}
+	causes = map[string]float64{}
+	for i, h := range hits {
+		if i == top {
+			break
+		}
+		c, ok := m.lib.Get(h.ID)
+		if !ok {
+			continue
+		}
+		sim := h.Score / best
+		total += sim
+		for _, k := range m.keys[c] {
+			votes[k] += sim
+		}
+		if c.RootCause != "" {
+			causes[c.RootCause] += sim
+		}
+	}
+	return votes, causes, total
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -594,26 +602,9 @@ const (
 // votedSignals returns, by tag key, the tags the best text hits agree on
 // enough to report (see reportVote).
 func (m *Matcher) votedSignals(hits search.DocumentMatchCollection) map[string]Signal {
-	top := m.opts.Weights.NeighbourTop
-	if len(hits) == 0 || top == 0 || hits[0].Score <= 0 {
+	votes, _, total := m.vote(hits)
+	if total == 0 {
 		return nil
-	}
-	best := hits[0].Score
-	votes := map[string]float64{}
-	var total float64
-	for i, h := range hits {
-		if i == top {
-			break
-		}
-		c, ok := m.lib.Get(h.ID)
-		if !ok {
-			continue
-		}
-		sim := h.Score / best
-		total += sim
-		for _, k := range m.keys[c] {
-			votes[k] += sim
-		}
 	}
 	out := map[string]Signal{}
 	for k, v := range votes {

@@ -213,10 +213,10 @@ func gateFiguresAt(ss []scoredSet, reach [][]bool, samples []gateSample, p []flo
 	return fs
 }
 
-// fitGateModel fits the logistic gate on the scored sets and returns w
-// with it and its threshold.
-func fitGateModel(ss []scoredSet, reach [][]bool, w matcher.Weights) matcher.Weights {
-	samples := gateSamples(ss, reach)
+// heldOut scores each sample by a model trained on the other four of the
+// five folds, so the figures measured on it are not figures on its own
+// training data.
+func heldOut(samples []gateSample) []float64 {
 	held := make([]float64, len(samples))
 	for f := range 5 {
 		b := trainGate(samples, func(s gateSample) bool { return s.fold != f })
@@ -226,6 +226,14 @@ func fitGateModel(ss []scoredSet, reach [][]bool, w matcher.Weights) matcher.Wei
 			}
 		}
 	}
+	return held
+}
+
+// fitGateModel fits the logistic gate on the scored sets and returns w
+// with it and its threshold.
+func fitGateModel(ss []scoredSet, reach [][]bool, w matcher.Weights) matcher.Weights {
+	samples := gateSamples(ss, reach)
+	held := heldOut(samples)
 	bestT, bestObj := 0.5, -1.0
 	for ti := 5; ti <= 95; ti++ {
 		t := float64(ti) / 100

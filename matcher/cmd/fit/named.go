@@ -55,15 +55,7 @@ func namedSamples(ss []scoredSet) []gateSample {
 // area under the ROC curve.
 func fitNamedModel(ss []scoredSet) []float64 {
 	samples := namedSamples(ss)
-	held := make([]float64, len(samples))
-	for f := range 5 {
-		b := trainGate(samples, func(s gateSample) bool { return s.fold != f })
-		for i, s := range samples {
-			if s.fold == f {
-				held[i] = prob(b, s.x)
-			}
-		}
-	}
+	held := heldOut(samples)
 	var pos, neg int
 	for _, s := range samples {
 		if s.y == 1 {
