@@ -1,0 +1,152 @@
+package matcher
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"github.com/incidentbot/incidentbot/cases"
+)
+
+// copiedLibrary makes n cases from the built-in ones under new ids, more
+// than one batch of them.
+func copiedLibrary(t *testing.T, n int) *cases.Library {
+	t.Helper()
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &cases.Set{Name: "copies"}
+	for i := range n {
+		c := *set.Cases[i%len(set.Cases)]
+		c.ID = fmt.Sprintf("%s-c%04d", c.ID, i)
+		out.Cases = append(out.Cases, &c)
+	}
+	lib, _ := cases.NewLibrary(out)
+	return lib
+}
+
+func segments(t *testing.T, idx bleve.Index) int {
+	t.Helper()
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return len(r.(*scorch.IndexSnapshot).Segments())
+}
+
+// TestLargeLibrarySearchedInOneSegment: a library of several batches is
+// searched in one merged segment, in memory as on disk, since each segment
+// costs every query its own dictionary and postings reads; it scores as
+// one batch of all its cases would, which is how the built-in library,
+// smaller than a batch, is scored and measured; and building in memory
+// leaves no temporary files.
+func TestLargeLibrarySearchedInOneSegment(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	lib := copiedLibrary(t, 2*batchSize+100)
+
+	// Unmerged, the batches' segments would score differently: bleve's
+	// BM25 takes a field's length from the terms of each segment's
+	// dictionary, counting a term once per segment it is in.
+	unmerged, err := bleve.NewUsing("", newMapping(BM25), scorch.Name, scorch.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unmerged.Close()
+	if err := fill(unmerged, lib); err != nil {
+		t.Fatal(err)
+	}
+	if n := segments(t, unmerged); n != 3 {
+		t.Fatalf("unmerged index has %d segments, want 3", n)
+	}
+	// The reference: every case in one batch, so one segment from the start.
+	ref, err := bleve.NewUsing("", newMapping(BM25), scorch.Name, scorch.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	b := ref.NewBatch()
+	for _, c := range lib.Cases() {
+		if err := b.Index(c.ID, caseDoc(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ref.Batch(b); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, dir := range []string{"", t.TempDir()} {
+		m, err := New(lib, Options{IndexDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := segments(t, m.idx); n != 1 {
+			t.Errorf("index dir %q: %d segments, want 1", dir, n)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("index dir %q: temporary files left once the index is open: %v", dir, left)
+		}
+		for _, text := range []string{
+			"p99 latency is up and the load balancer returns 502s after a deploy",
+			"결제 API 응답 지연, DB 커넥션 풀 고갈",
+		} {
+			q, _, _ := m.textQuery(text, DetectLang(text))
+			got, err := m.idx.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 40, 0, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ref.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 40, 0, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Hits) != len(want.Hits) || len(got.Hits) == 0 {
+				t.Fatalf("%q: %d hits merged, %d in one batch", text, len(got.Hits), len(want.Hits))
+			}
+			for i := range got.Hits {
+				g, w := got.Hits[i], want.Hits[i]
+				if math.Abs(g.Score-w.Score) > 1e-9*w.Score {
+					t.Errorf("%q hit %d: %s %.6f merged, %s %.6f in one batch", text, i, g.ID, g.Score, w.ID, w.Score)
+				}
+			}
+		}
+		m.Close()
+	}
+}
+
+// TestNoTemporaryDirectoryKeepsIndexInMemory: where no temporary directory
+// can be made, a large library is still indexed, in memory, and the reason
+// is logged.
+func TestNoTemporaryDirectoryKeepsIndexInMemory(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	var logged bytes.Buffer
+	lib := copiedLibrary(t, batchSize+1)
+	m, err := New(lib, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if n := segments(t, m.idx); n != 2 {
+		t.Errorf("%d segments, want the 2 batches in memory", n)
+	}
+	if !bytes.Contains(logged.Bytes(), []byte("temporary directory")) {
+		t.Errorf("log does not say why the index is in memory: %q", logged.String())
+	}
+	ans, err := m.Match(context.Background(), "database connection pool exhausted", 3)
+	if err != nil || len(ans.Results) == 0 {
+		t.Fatalf("no answer from the index in memory: %v %v", ans, err)
+	}
+}
