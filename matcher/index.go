@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -23,6 +24,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/incidentbot/incidentbot/cases"
@@ -423,7 +425,8 @@ func removeStale(dir, keep string) {
 // the 20 a 10,000-case library's batches make cost it about half again as
 // long as one. Merging 10,000 cases takes a fraction of a second.
 func writeIndex(lib *cases.Library, path, scoring string) error {
-	idx, err := bleve.NewUsing(path, newMapping(scoring), scorch.Name, scorch.Name, nil)
+	idx, err := bleve.NewUsing(path, newMapping(scoring), scorch.Name, scorch.Name,
+		map[string]any{"asyncErrorCallbackName": asyncErrorsName})
 	if err != nil {
 		return fmt.Errorf("create index: %w", err)
 	}
@@ -431,27 +434,108 @@ func writeIndex(lib *cases.Library, path, scoring string) error {
 		idx.Close()
 		return err
 	}
-	if err := mergeAll(idx); err != nil {
+	return mergeAndClose(idx, path)
+}
+
+// mergeAndClose merges the index on disk at path into one segment and
+// closes it. A merge that fails (a full disk, say) is an error, not a wait:
+// scorch retries it without end and its ForceMerge waits for it, so the
+// failure is taken from scorch's error callback and the index closed,
+// which ends both.
+func mergeAndClose(idx bleve.Index, path string) error {
+	adv, err := idx.Advanced()
+	if err != nil {
+		idx.Close()
+		return fmt.Errorf("merge index: %w", err)
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		idx.Close()
+		return fmt.Errorf("merge index: engine %T cannot merge", adv)
+	}
+	failed := make(chan error, 1)
+	asyncErrors.Store(path, failed)
+	defer asyncErrors.Delete(path)
+	done := make(chan error, 1)
+	go func() { done <- s.ForceMerge(context.Background(), &mergeplan.SingleSegmentMergePlanOptions) }()
+	select {
+	case err = <-done:
+	case err = <-failed:
+		idx.Close()
+		<-done
+		return fmt.Errorf("merge index: %w", err)
+	}
+	if err != nil {
+		idx.Close()
+		return fmt.Errorf("merge index: %w", err)
+	}
+	live, err := segmentFiles(s)
+	if err != nil {
 		idx.Close()
 		return fmt.Errorf("merge index: %w", err)
 	}
 	if err := idx.Close(); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
+	// scorch removes the merged segments' files lazily, and closing first
+	// leaves them behind: they would double the index on disk.
+	for dir := range live {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.zap"))
+		for _, f := range files {
+			if !live[dir][filepath.Base(f)] {
+				os.Remove(f)
+			}
+		}
+	}
 	return nil
 }
 
-// mergeAll merges an index on disk into one segment.
-func mergeAll(idx bleve.Index) error {
-	adv, err := idx.Advanced()
+// segmentFiles returns the files of the index's current segments, by
+// directory.
+func segmentFiles(s *scorch.Scorch) (map[string]map[string]bool, error) {
+	r, err := s.Reader()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s, ok := adv.(*scorch.Scorch)
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
 	if !ok {
-		return fmt.Errorf("index engine %T cannot merge", adv)
+		return nil, fmt.Errorf("reader %T has no segments", r)
 	}
-	return s.ForceMerge(context.Background(), &mergeplan.SingleSegmentMergePlanOptions)
+	out := map[string]map[string]bool{}
+	for _, seg := range snap.Segments() {
+		p, ok := seg.Segment().(segment.PersistedSegment)
+		if !ok {
+			return nil, fmt.Errorf("segment %T not on disk", seg.Segment())
+		}
+		dir := filepath.Dir(p.Path())
+		if out[dir] == nil {
+			out[dir] = map[string]bool{}
+		}
+		out[dir][filepath.Base(p.Path())] = true
+	}
+	return out, nil
+}
+
+// asyncErrors holds, by an index's path, where the errors of its
+// background work (persisting, merging) go while it is being written.
+var asyncErrors sync.Map
+
+const asyncErrorsName = "incidentbot"
+
+func init() {
+	// scorch names the index by its store, a directory inside the path.
+	scorch.RegistryAsyncErrorCallbacks[asyncErrorsName] = func(err error, store string) {
+		for _, p := range []string{store, filepath.Dir(store)} {
+			if ch, ok := asyncErrors.Load(p); ok {
+				select {
+				case ch.(chan error) <- err:
+				default: // the first failure is enough
+				}
+				return
+			}
+		}
+	}
 }
 
 // batchSize is how many cases are analysed and indexed at once. Each batch

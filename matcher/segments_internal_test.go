@@ -7,8 +7,15 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -97,6 +104,13 @@ func TestLargeLibrarySearchedInOneSegment(t *testing.T) {
 		if n := segments(t, m.idx); n != 1 {
 			t.Errorf("index dir %q: %d segments, want 1", dir, n)
 		}
+		if dir != "" {
+			// The merged segments' files are not left behind.
+			zaps, _ := filepath.Glob(filepath.Join(dir, "*", "store", "*.zap"))
+			if len(zaps) != 1 {
+				t.Errorf("index dir holds %d segment files, want the merged one: %v", len(zaps), zaps)
+			}
+		}
 		if left, _ := os.ReadDir(tmp); len(left) != 0 {
 			t.Errorf("index dir %q: temporary files left once the index is open: %v", dir, left)
 		}
@@ -148,5 +162,61 @@ func TestNoTemporaryDirectoryKeepsIndexInMemory(t *testing.T) {
 	ans, err := m.Match(context.Background(), "database connection pool exhausted", 3)
 	if err != nil || len(ans.Results) == 0 {
 		t.Fatalf("no answer from the index in memory: %v %v", ans, err)
+	}
+}
+
+// TestHelperMergeOnFullDisk is the process TestMergeOnFullDiskDoesNotHang
+// runs: files it writes may not grow past INCIDENTBOT_TEST_FILE_LIMIT
+// bytes, room for each batch's segment but not for their merge.
+func TestHelperMergeOnFullDisk(t *testing.T) {
+	limit, _ := strconv.ParseUint(os.Getenv("INCIDENTBOT_TEST_FILE_LIMIT"), 10, 64)
+	if limit == 0 {
+		t.Skip("run by TestMergeOnFullDiskDoesNotHang")
+	}
+	signal.Ignore(syscall.SIGXFSZ) // a write past the limit fails instead
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
+		t.Skipf("cannot limit file size: %v", err)
+	}
+	var logged bytes.Buffer
+	m, err := New(copiedLibrary(t, 2*batchSize+100), Options{
+		IndexDir: t.TempDir(),
+		Logger:   slog.New(slog.NewTextHandler(&logged, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ans, err := m.Match(context.Background(), "database connection pool exhausted", 3)
+	if err != nil || len(ans.Results) == 0 {
+		t.Fatalf("no answer: %v %v", ans, err)
+	}
+	fmt.Printf("answered; log: %s\n", strings.ReplaceAll(logged.String(), "\n", " | "))
+}
+
+// TestMergeOnFullDiskDoesNotHang: a merge that fails for want of disk is
+// reported, and the matcher falls back to an index in memory; scorch alone
+// retries such a merge without end, and waiting for it hung the start.
+func TestMergeOnFullDiskDoesNotHang(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs RLIMIT_FSIZE")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang, not a slow machine
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperMergeOnFullDisk$", "-test.v")
+	cmd.Env = append(os.Environ(), "INCIDENTBOT_TEST_FILE_LIMIT=3500000", "TMPDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the start hung on a merge that cannot be written:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("helper failed: %v\n%s", err, out)
+	}
+	if bytes.Contains(out, []byte("SKIP")) {
+		t.Skipf("helper skipped:\n%s", out)
+	}
+	for _, want := range []string{"answered", "cannot save the search index on disk", "merge index", "keeping it in memory"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("helper output lacks %q:\n%s", want, out)
+		}
 	}
 }
