@@ -192,7 +192,7 @@ func buildIndex(lib *cases.Library, dir, scoring string, log *slog.Logger) (idx 
 }
 
 // memoryIndex builds the library's index in memory. A library of more than
-// batchSize cases is built in a temporary directory instead and merged
+// mergeFrom cases is built in a temporary directory instead and merged
 // there into one segment, then opened from it: in memory bleve cannot merge
 // the segment each batch makes, and every query pays for each segment
 // (20 of them made a 10,000-case match about half as fast again), while
@@ -201,7 +201,7 @@ func buildIndex(lib *cases.Library, dir, scoring string, log *slog.Logger) (idx 
 // allows it (the open files stay readable), and otherwise when it is
 // closed. When it cannot be made, the index stays in memory, unmerged.
 func memoryIndex(lib *cases.Library, scoring string, log *slog.Logger) (bleve.Index, map[string]int, error) {
-	if lib.Len() > batchSize {
+	if lib.Len() > mergeFrom {
 		idx, df, err := scratchIndex(lib, scoring)
 		if err == nil {
 			return idx, df, nil
@@ -420,10 +420,11 @@ func removeStale(dir, keep string) {
 	}
 }
 
-// writeIndex builds the library's index at path, merged into one segment:
-// a query reads each segment's term dictionaries and postings apart, so
-// the 20 a 10,000-case library's batches make cost it about half again as
-// long as one. Merging 10,000 cases takes a fraction of a second.
+// writeIndex builds the library's index at path; one of more than
+// mergeFrom cases is merged into one segment: a query reads each segment's
+// term dictionaries and postings apart, so the 20 a 10,000-case library's
+// batches make cost it about half again as long as one. Merging 10,000
+// cases takes a fraction of a second.
 func writeIndex(lib *cases.Library, path, scoring string) error {
 	idx, err := bleve.NewUsing(path, newMapping(scoring), scorch.Name, scorch.Name,
 		map[string]any{"asyncErrorCallbackName": asyncErrorsName})
@@ -433,6 +434,12 @@ func writeIndex(lib *cases.Library, path, scoring string) error {
 	if err := fill(idx, lib); err != nil {
 		idx.Close()
 		return err
+	}
+	if lib.Len() <= mergeFrom {
+		if err := idx.Close(); err != nil {
+			return fmt.Errorf("write index: %w", err)
+		}
+		return nil
 	}
 	return mergeAndClose(idx, path)
 }
@@ -543,6 +550,15 @@ func init() {
 // grows with it faster than the cases do (one batch of 10,000 cases peaks
 // at four times the memory of batches of 500).
 const batchSize = 500
+
+// mergeFrom is the most cases an index keeps in the segments its batches
+// made. Merged, bleve's BM25 scores change a little: it takes a field's
+// average length from its dictionary, and across segments a term counts
+// once per segment. A library the size of the built-in one with a team's
+// own cases (two or three batches) is scored as every figure in the README
+// was measured, and its few segments cost a query little; a library of
+// thousands of cases is merged, for speed. (A var for tests.)
+var mergeFrom = 4 * batchSize
 
 func fill(idx bleve.Index, lib *cases.Library) error {
 	b := idx.NewBatch()

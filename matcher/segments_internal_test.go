@@ -41,6 +41,26 @@ func copiedLibrary(t *testing.T, n int) *cases.Library {
 	return lib
 }
 
+// mergeFromBatches merges libraries of more than n batches, for tests that
+// cannot afford thousands of cases, and returns the undo.
+func mergeFromBatches(n int) func() {
+	old := mergeFrom
+	mergeFrom = n * batchSize
+	return func() { mergeFrom = old }
+}
+
+// TestBuiltinLibraryKeepsItsSegments: the built-in library, with room for
+// a team's own cases, is not merged, so it is scored as it was measured.
+func TestBuiltinLibraryKeepsItsSegments(t *testing.T) {
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(set.Cases) + 2*batchSize; n > mergeFrom {
+		t.Errorf("the built-in library's %d cases and a thousand of a team's would be merged (from %d)", len(set.Cases), mergeFrom)
+	}
+}
+
 func segments(t *testing.T, idx bleve.Index) int {
 	t.Helper()
 	adv, err := idx.Advanced()
@@ -55,13 +75,14 @@ func segments(t *testing.T, idx bleve.Index) int {
 	return len(r.(*scorch.IndexSnapshot).Segments())
 }
 
-// TestLargeLibrarySearchedInOneSegment: a library of several batches is
-// searched in one merged segment, in memory as on disk, since each segment
-// costs every query its own dictionary and postings reads; it scores as
-// one batch of all its cases would, which is how the built-in library,
-// smaller than a batch, is scored and measured; and building in memory
-// leaves no temporary files.
+// TestLargeLibrarySearchedInOneSegment: a library of more than mergeFrom
+// cases (here lowered to two batches) is searched in one merged segment,
+// in memory as on disk, since each segment costs every query its own
+// dictionary and postings reads; it scores as one batch of all its cases
+// would; the merged segments' files are not left behind; and building in
+// memory leaves no temporary files.
 func TestLargeLibrarySearchedInOneSegment(t *testing.T) {
+	defer mergeFromBatches(2)()
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	lib := copiedLibrary(t, 2*batchSize+100)
@@ -145,6 +166,7 @@ func TestLargeLibrarySearchedInOneSegment(t *testing.T) {
 // can be made, a large library is still indexed, in memory, and the reason
 // is logged.
 func TestNoTemporaryDirectoryKeepsIndexInMemory(t *testing.T) {
+	defer mergeFromBatches(1)()
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 	var logged bytes.Buffer
 	lib := copiedLibrary(t, batchSize+1)
@@ -173,6 +195,7 @@ func TestHelperMergeOnFullDisk(t *testing.T) {
 	if limit == 0 {
 		t.Skip("run by TestMergeOnFullDiskDoesNotHang")
 	}
+	defer mergeFromBatches(2)()
 	signal.Ignore(syscall.SIGXFSZ) // a write past the limit fails instead
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
 		t.Skipf("cannot limit file size: %v", err)

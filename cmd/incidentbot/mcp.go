@@ -15,7 +15,7 @@ type mcpCmd struct {
 	apiFlags
 	storeFlags
 	teamFlags
-	IndexDir string `name:"index-dir" env:"INCIDENTBOT_INDEX_DIR" help:"Keep the search index on disk here, reused while the library is unchanged; empty: in memory (a library of more than 500 cases is built in $TMPDIR, removed once open)."`
+	IndexDir string `name:"index-dir" env:"INCIDENTBOT_INDEX_DIR" help:"Keep the search index on disk here, reused while the library is unchanged; empty: in memory (a library of more than 2,000 cases is built in $TMPDIR, removed once open)."`
 	LogLevel string `name:"log-level" default:"warn" enum:"debug,info,warn,error" env:"INCIDENTBOT_MCP_LOG_LEVEL" help:"What to log on standard error: debug, info, warn or error."`
 }
 

@@ -34,7 +34,7 @@ type botCmd struct {
 	Top         int      `name:"top" default:"3" env:"INCIDENTBOT_TOP" help:"Cases per reply, 1 to 10."`
 	Lang        string   `name:"lang" default:"en" enum:"en,ko" env:"INCIDENTBOT_LANG" help:"Reply language when the text does not tell: en or ko."`
 	Listen      string   `name:"listen" default:"127.0.0.1:8080" env:"INCIDENTBOT_LISTEN" help:"Address of /livez, /readyz, /healthz and /metrics (no authentication: loopback by default; :8080 in a container); empty turns them off (--listen=\"\")."`
-	IndexDir    string   `name:"index-dir" env:"INCIDENTBOT_INDEX_DIR" help:"Keep the search index on disk here, reused while the library is unchanged; empty: in memory (a library of more than 500 cases is built in $TMPDIR, removed once open)."`
+	IndexDir    string   `name:"index-dir" env:"INCIDENTBOT_INDEX_DIR" help:"Keep the search index on disk here, reused while the library is unchanged; empty: in memory (a library of more than 2,000 cases is built in $TMPDIR, removed once open)."`
 	Workers     int      `name:"workers" default:"4" env:"INCIDENTBOT_WORKERS" help:"Events handled at once, 1 to 256."`
 	LogLevel    string   `name:"log-level" default:"info" enum:"debug,info,warn,error" env:"INCIDENTBOT_LOG_LEVEL" help:"debug, info, warn or error."`
 	LogFormat   string   `name:"log-format" default:"text" enum:"text,json" env:"INCIDENTBOT_LOG_FORMAT" help:"text or json."`

@@ -31,7 +31,7 @@ type serveCmd struct {
 	storeFlags
 	teamFlags
 	Addr      string `name:"addr" default:"127.0.0.1:8088" env:"INCIDENTBOT_API_ADDR" help:"Address to listen on. Beyond loopback (e.g. :8088) the token in INCIDENTBOT_API_TOKEN is required."`
-	IndexDir  string `name:"index-dir" env:"INCIDENTBOT_INDEX_DIR" help:"Keep the search index on disk here, reused while the library is unchanged; empty: in memory (a library of more than 500 cases is built in $TMPDIR, removed once open)."`
+	IndexDir  string `name:"index-dir" env:"INCIDENTBOT_INDEX_DIR" help:"Keep the search index on disk here, reused while the library is unchanged; empty: in memory (a library of more than 2,000 cases is built in $TMPDIR, removed once open)."`
 	LogLevel  string `name:"log-level" default:"info" enum:"debug,info,warn,error" env:"INCIDENTBOT_LOG_LEVEL" help:"debug, info, warn or error."`
 	LogFormat string `name:"log-format" default:"text" enum:"text,json" env:"INCIDENTBOT_LOG_FORMAT" help:"text or json."`
 }
