@@ -262,29 +262,6 @@ func heapInUse() uint64 {
 	return ms.HeapInuse
 }
 
-// realLibrary makes n cases from the built-in library's real texts: each
-// case keeps one built-in case's title, symptoms text, trigger and tags and
-// takes its summary from another, under a new id, so the words are real
-// write-up words and no two cases are the same.
-func realLibrary(tb testing.TB, n int) *cases.Library {
-	tb.Helper()
-	set, err := cases.Builtin(cases.DefaultTaxonomy())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	src := set.Cases
-	out := &cases.Set{Name: "recombined"}
-	for i := range n {
-		base, other := src[i%len(src)], src[(i*7+3)%len(src)]
-		c := *base
-		c.ID = fmt.Sprintf("%s-r%05d", base.ID, i)
-		c.Summary = other.Summary
-		out.Cases = append(out.Cases, &c)
-	}
-	lib, _ := cases.NewLibrary(out)
-	return lib
-}
-
 // BenchmarkSmartCost10k measures, in one run, what matching costs beside a
 // plain bleve match query over the same cases' text (title, symptoms,
 // summary and trigger in both languages, one field, bleve's standard
@@ -295,7 +272,7 @@ func realLibrary(tb testing.TB, n int) *cases.Library {
 // segment. It reports both per-query times and their ratio; target ratio
 // <= 2.
 func BenchmarkSmartCost10k(b *testing.B) {
-	lib := realLibrary(b, 10000)
+	lib := matcher.RealLibrary(b, 10000)
 	m, err := matcher.New(lib, matcher.Options{})
 	if err != nil {
 		b.Fatal(err)

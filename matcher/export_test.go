@@ -1,7 +1,9 @@
 package matcher
 
 import (
+	"fmt"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/incidentbot/incidentbot/cases"
@@ -122,3 +124,26 @@ func SetMessageTags(n int) (restore func()) {
 // ReportShare is the share of the strongest signal of its kind a tag's
 // signal needs to be reported.
 const ReportShare = reportShare
+
+// RealLibrary makes n cases from the built-in library's real texts: each
+// case keeps one built-in case's title, symptoms text, trigger and tags and
+// takes its summary from another, under a new id, so the words are real
+// write-up words and no two cases are the same.
+func RealLibrary(tb testing.TB, n int) *cases.Library {
+	tb.Helper()
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	src := set.Cases
+	out := &cases.Set{Name: "recombined"}
+	for i := range n {
+		base, other := src[i%len(src)], src[(i*7+3)%len(src)]
+		c := *base
+		c.ID = fmt.Sprintf("%s-r%05d", base.ID, i)
+		c.Summary = other.Summary
+		out.Cases = append(out.Cases, &c)
+	}
+	lib, _ := cases.NewLibrary(out)
+	return lib
+}

@@ -450,38 +450,13 @@ func writeIndex(lib *cases.Library, path, scoring string) error {
 // failure is taken from scorch's error callback and the index closed,
 // which ends both.
 func mergeAndClose(idx bleve.Index, path string) error {
-	adv, err := idx.Advanced()
+	closeIndex := sync.OnceValue(idx.Close) // scorch cannot be closed twice
+	defer closeIndex()
+	live, err := forceMerge(idx, path, closeIndex)
 	if err != nil {
-		idx.Close()
 		return fmt.Errorf("merge index: %w", err)
 	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		idx.Close()
-		return fmt.Errorf("merge index: engine %T cannot merge", adv)
-	}
-	failed := make(chan error, 1)
-	asyncErrors.Store(path, failed)
-	defer asyncErrors.Delete(path)
-	done := make(chan error, 1)
-	go func() { done <- s.ForceMerge(context.Background(), &mergeplan.SingleSegmentMergePlanOptions) }()
-	select {
-	case err = <-done:
-	case err = <-failed:
-		idx.Close()
-		<-done
-		return fmt.Errorf("merge index: %w", err)
-	}
-	if err != nil {
-		idx.Close()
-		return fmt.Errorf("merge index: %w", err)
-	}
-	live, err := segmentFiles(s)
-	if err != nil {
-		idx.Close()
-		return fmt.Errorf("merge index: %w", err)
-	}
-	if err := idx.Close(); err != nil {
+	if err := closeIndex(); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
 	// scorch removes the merged segments' files lazily, and closing first
@@ -495,6 +470,35 @@ func mergeAndClose(idx bleve.Index, path string) error {
 		}
 	}
 	return nil
+}
+
+// forceMerge merges the index at path into one segment and returns the
+// files of the segments left. When scorch reports the merge failed, it
+// calls closeIndex, the only thing that ends ForceMerge's wait.
+func forceMerge(idx bleve.Index, path string, closeIndex func() error) (map[string]map[string]bool, error) {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil, fmt.Errorf("engine %T cannot merge", adv)
+	}
+	failed := make(chan error, 1)
+	asyncErrors.Store(path, failed)
+	defer asyncErrors.Delete(path)
+	done := make(chan error, 1)
+	go func() { done <- s.ForceMerge(context.Background(), &mergeplan.SingleSegmentMergePlanOptions) }()
+	select {
+	case err = <-done:
+	case err = <-failed:
+		closeIndex()
+		<-done
+	}
+	if err != nil {
+		return nil, err
+	}
+	return segmentFiles(s)
 }
 
 // segmentFiles returns the files of the index's current segments, by

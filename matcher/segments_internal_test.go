@@ -23,24 +23,6 @@ import (
 	"github.com/incidentbot/incidentbot/cases"
 )
 
-// copiedLibrary makes n cases from the built-in ones under new ids, more
-// than one batch of them.
-func copiedLibrary(t *testing.T, n int) *cases.Library {
-	t.Helper()
-	set, err := cases.Builtin(cases.DefaultTaxonomy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &cases.Set{Name: "copies"}
-	for i := range n {
-		c := *set.Cases[i%len(set.Cases)]
-		c.ID = fmt.Sprintf("%s-c%04d", c.ID, i)
-		out.Cases = append(out.Cases, &c)
-	}
-	lib, _ := cases.NewLibrary(out)
-	return lib
-}
-
 // mergeFromBatches merges libraries of more than n batches, for tests that
 // cannot afford thousands of cases, and returns the undo.
 func mergeFromBatches(n int) func() {
@@ -85,7 +67,7 @@ func TestLargeLibrarySearchedInOneSegment(t *testing.T) {
 	defer mergeFromBatches(2)()
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	lib := copiedLibrary(t, 2*batchSize+100)
+	lib := RealLibrary(t, 2*batchSize+100)
 
 	// Unmerged, the batches' segments would score differently: bleve's
 	// BM25 takes a field's length from the terms of each segment's
@@ -169,7 +151,7 @@ func TestNoTemporaryDirectoryKeepsIndexInMemory(t *testing.T) {
 	defer mergeFromBatches(1)()
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 	var logged bytes.Buffer
-	lib := copiedLibrary(t, batchSize+1)
+	lib := RealLibrary(t, batchSize+1)
 	m, err := New(lib, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +183,7 @@ func TestHelperMergeOnFullDisk(t *testing.T) {
 		t.Skipf("cannot limit file size: %v", err)
 	}
 	var logged bytes.Buffer
-	m, err := New(copiedLibrary(t, 2*batchSize+100), Options{
+	m, err := New(RealLibrary(t, 2*batchSize+100), Options{
 		IndexDir: t.TempDir(),
 		Logger:   slog.New(slog.NewTextHandler(&logged, nil)),
 	})
