@@ -334,3 +334,48 @@ func BenchmarkSmartCost10k(b *testing.B) {
 	b.ReportMetric(float64(base.Microseconds())/1000/float64(i), "plain-ms")
 	b.ReportMetric(float64(smart)/float64(base), "ratio")
 }
+
+// BenchmarkSegments2k measures, in one run, what the segments of an
+// unmerged index cost a match: 2,000 cases of real write-up text, the most
+// that are kept in the four segments their batches make, matched as built
+// and merged into one segment, query by query in turn. It reports both
+// per-query times and their ratio.
+func BenchmarkSegments2k(b *testing.B) {
+	lib := matcher.RealLibrary(b, 2000)
+	unmerged, err := matcher.New(lib, matcher.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unmerged.Close()
+	restore := matcher.SetMergeFrom(0)
+	merged, err := matcher.New(lib, matcher.Options{})
+	restore()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer merged.Close()
+	if u, m := matcher.Segments(unmerged), matcher.Segments(merged); u != 4 || m != 1 {
+		b.Fatalf("%d segments as built, %d merged; want 4 and 1", u, m)
+	}
+	ctx := context.Background()
+	var four, one time.Duration
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		text := pad200(alertTexts[i%len(alertTexts)])
+		t0 := time.Now()
+		if _, err := unmerged.Match(ctx, text, 3); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := merged.Match(ctx, text, 3); err != nil {
+			b.Fatal(err)
+		}
+		four += t1.Sub(t0)
+		one += time.Since(t1)
+		i++
+	}
+	b.ReportMetric(float64(four.Microseconds())/1000/float64(i), "four-ms")
+	b.ReportMetric(float64(one.Microseconds())/1000/float64(i), "merged-ms")
+	b.ReportMetric(float64(four)/float64(one), "ratio")
+}

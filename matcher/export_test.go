@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+
 	"github.com/incidentbot/incidentbot/cases"
 )
 
@@ -146,4 +149,38 @@ func RealLibrary(tb testing.TB, n int) *cases.Library {
 	}
 	lib, _ := cases.NewLibrary(out)
 	return lib
+}
+
+// SetMergeFrom merges the indexes of libraries of more than n cases.
+func SetMergeFrom(n int) (restore func()) {
+	old := mergeFrom
+	mergeFrom = n
+	return func() { mergeFrom = old }
+}
+
+// Segments is how many segments the matcher's index has, or -1 if it
+// cannot say.
+func Segments(m *Matcher) int {
+	n, err := segmentCount(m.idx)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func segmentCount(idx bleve.Index) (int, error) {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return 0, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return 0, fmt.Errorf("reader %T has no segments", r)
+	}
+	return len(snap.Segments()), nil
 }

@@ -25,11 +25,7 @@ import (
 
 // mergeFromBatches merges libraries of more than n batches, for tests that
 // cannot afford thousands of cases, and returns the undo.
-func mergeFromBatches(n int) func() {
-	old := mergeFrom
-	mergeFrom = n * batchSize
-	return func() { mergeFrom = old }
-}
+func mergeFromBatches(n int) func() { return SetMergeFrom(n * batchSize) }
 
 // TestBuiltinLibraryKeepsItsSegments: the built-in library, with room for
 // a team's own cases, is not merged, so it is scored as it was measured.
@@ -45,16 +41,11 @@ func TestBuiltinLibraryKeepsItsSegments(t *testing.T) {
 
 func segments(t *testing.T, idx bleve.Index) int {
 	t.Helper()
-	adv, err := idx.Advanced()
+	n, err := segmentCount(idx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	return len(r.(*scorch.IndexSnapshot).Segments())
+	return n
 }
 
 // TestLargeLibrarySearchedInOneSegment: a library of more than mergeFrom
