@@ -85,6 +85,10 @@ var HeldoutSets = []string{
 	"heldout51",
 	"heldout52",
 	"heldout53",
+	"heldout54",
+	"heldout55",
+	"heldout56",
+	"heldout57",
 }
 
 // Query is one labelled query of the evaluation set.
