@@ -89,6 +89,10 @@ var HeldoutSets = []string{
 	"heldout55",
 	"heldout56",
 	"heldout57",
+	"heldout58",
+	"heldout59",
+	"heldout60",
+	"heldout61",
 }
 
 // Query is one labelled query of the evaluation set.

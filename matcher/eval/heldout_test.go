@@ -260,6 +260,18 @@ var heldoutSets = []heldoutSet{
 	}},
 	// Written beside the fifty-fourth, from the last quarter of the cases.
 	{"heldout57", "05294dc2b6ea768b6137c3bca208615b9ee00a15c21365cf1066ef229ce66a2f", 200, floors{}},
+	// Written as the fifty-eighth, once the fifty-fourth to fifty-seventh
+	// had judged one change to the gate, to judge a second: four more
+	// writers, each on a quarter of the built-in cases and systems of its
+	// own (health and travel bookings; streaming and media; delivery and
+	// device fleets; developer tools, messaging and collaboration).
+	{"heldout58", "9219045ed1e1acd65bc884d5176e6c53418963753712c180f236d907d5e001ec", 200, floors{}},
+	// Written beside the fifty-eighth, from another quarter of the cases.
+	{"heldout59", "d2075f840fdb9be99b86fb5114469489ecf1551ce66f08bd468a6263d8b27475", 200, floors{}},
+	// Written beside the fifty-eighth, from another quarter of the cases.
+	{"heldout60", "81193e5323215f947adc191f61729c75109b555dd00337ca72fa86d4abbdfba9", 200, floors{}},
+	// Written beside the fifty-eighth, from the last quarter of the cases.
+	{"heldout61", "ad5ac28023096d638fcf813125d82ce1a2cbbe1b3ed9c575c6b1071f3550104c", 200, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
