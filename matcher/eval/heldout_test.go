@@ -265,11 +265,17 @@ var heldoutSets = []heldoutSet{
 	// writers, each on a quarter of the built-in cases and systems of its
 	// own (health and travel bookings; streaming and media; delivery and
 	// device fleets; developer tools, messaging and collaboration).
-	{"heldout58", "9219045ed1e1acd65bc884d5176e6c53418963753712c180f236d907d5e001ec", 200, floors{}},
+	{"heldout58", "9219045ed1e1acd65bc884d5176e6c53418963753712c180f236d907d5e001ec", 200, floors{
+		koEnGap: 0.084, // measured 0.064 (ko 0.960, en 0.896) plus 0.02
+	}},
 	// Written beside the fifty-eighth, from another quarter of the cases.
 	{"heldout59", "d2075f840fdb9be99b86fb5114469489ecf1551ce66f08bd468a6263d8b27475", 200, floors{}},
 	// Written beside the fifty-eighth, from another quarter of the cases.
-	{"heldout60", "81193e5323215f947adc191f61729c75109b555dd00337ca72fa86d4abbdfba9", 200, floors{}},
+	{"heldout60", "81193e5323215f947adc191f61729c75109b555dd00337ca72fa86d4abbdfba9", 200, floors{
+		ndcgOverBaseline: 0.124, // measured 0.144 (nDCG@5 0.791, baseline 0.647) less 0.02
+		silence:          0.927, // measured 0.947 (36 of 38) less 0.02
+		koEnGap:          0.096, // measured 0.076 (ko 0.920, en 0.844) plus 0.02
+	}},
 	// Written beside the fifty-eighth, from the last quarter of the cases.
 	{"heldout61", "ad5ac28023096d638fcf813125d82ce1a2cbbe1b3ed9c575c6b1071f3550104c", 200, floors{}},
 }
