@@ -34,9 +34,11 @@ import (
 // languages (see terms).
 const analyzerName = "incidentbot_text"
 
-// indexVersion changes whenever the mapping or the analysis changes, so that
-// an index cached on disk by an older version is never reused.
-const indexVersion = "7"
+// indexVersion changes whenever the mapping, the analysis or how the
+// segments are written changes, so that an index cached on disk by an older
+// version is never reused (8: a library of up to mergeFrom cases keeps a
+// segment per batch on disk, as in memory).
+const indexVersion = "8"
 
 func init() {
 	err := registry.RegisterAnalyzer(analyzerName, func(map[string]any, *registry.Cache) (analysis.Analyzer, error) {
@@ -423,11 +425,27 @@ func removeStale(dir, keep string) {
 // writeIndex builds the library's index at path; one of more than
 // mergeFrom cases is merged into one segment: a query reads each segment's
 // term dictionaries and postings apart, so the 20 a 10,000-case library's
-// batches make cost it about half again as long as one. Merging 10,000
-// cases takes a fraction of a second.
+// batches make cost it a third longer than one. Merging 10,000 cases takes
+// a fraction of a second.
+//
+// A smaller library keeps one segment per batch, as in memory, so that it
+// scores the same either way and on every start: left to itself, scorch's
+// persister merges the batches that are waiting when it wakes, which
+// depends on timing (2,000 cases made two segments on disk and four in
+// memory), and bleve's BM25 scores depend on the segments.
 func writeIndex(lib *cases.Library, path, scoring string) error {
-	idx, err := bleve.NewUsing(path, newMapping(scoring), scorch.Name, scorch.Name,
-		map[string]any{"asyncErrorCallbackName": asyncErrorsName})
+	idx, err := bleve.NewUsing(path, newMapping(scoring), scorch.Name, scorch.Name, map[string]any{
+		"asyncErrorCallbackName": asyncErrorsName,
+		// Below this many threads waiting, scorch merges in memory before
+		// it writes; at 0 it never does.
+		"scorchPersisterOptions": map[string]any{"MemoryPressurePauseThreshold": 0},
+		// The merger's budget is the library's size over its smallest
+		// segment's, raised to this floor (2,000 by default, which made
+		// every small library's budget one segment): at 1 the budget is
+		// at least the number of batches, and nothing is merged but by
+		// mergeAndClose.
+		"scorchMergePlanOptions": map[string]any{"FloorSegmentSize": 1},
+	})
 	if err != nil {
 		return fmt.Errorf("create index: %w", err)
 	}

@@ -216,3 +216,52 @@ func TestMergeOnFullDiskDoesNotHang(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexDirScoresAsInMemory: a library small enough to keep its
+// batches' segments (here the most, four) keeps them on disk too, so that
+// it scores the same with --index-dir as without, and on every start.
+// Left to itself scorch merged some on disk, when its merger or persister
+// got to them before the index was closed, and bleve's BM25 scores depend
+// on the segments.
+func TestIndexDirScoresAsInMemory(t *testing.T) {
+	lib := RealLibrary(t, mergeFrom)
+	mem, err := New(lib, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	disk, err := New(lib, Options{IndexDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	want := mergeFrom / batchSize
+	if m, d := segments(t, mem.idx), segments(t, disk.idx); m != want || d != want {
+		t.Fatalf("%d segments in memory, %d on disk; want %d, one per batch", m, d, want)
+	}
+	for _, text := range []string{
+		"p99 latency is up and the load balancer returns 502s after a deploy",
+		"결제 API 응답 지연, DB 커넥션 풀 고갈",
+	} {
+		q, _, _ := mem.textQuery(text, DetectLang(text))
+		got, err := disk.idx.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 20, 0, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := mem.idx.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 20, 0, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Hits) != len(ref.Hits) || len(got.Hits) == 0 {
+			t.Fatalf("%q: %d hits on disk, %d in memory", text, len(got.Hits), len(ref.Hits))
+		}
+		for i := range got.Hits {
+			g, r := got.Hits[i], ref.Hits[i]
+			// Copies of a case tie, in whatever order the segments
+			// hold them.
+			if math.Abs(g.Score-r.Score) > 1e-9*r.Score {
+				t.Errorf("%q hit %d: %s %.6f on disk, %s %.6f in memory", text, i, g.ID, g.Score, r.ID, r.Score)
+			}
+		}
+	}
+}
