@@ -108,29 +108,7 @@ func TestLargeLibrarySearchedInOneSegment(t *testing.T) {
 		if left, _ := os.ReadDir(tmp); len(left) != 0 {
 			t.Errorf("index dir %q: temporary files left once the index is open: %v", dir, left)
 		}
-		for _, text := range []string{
-			"p99 latency is up and the load balancer returns 502s after a deploy",
-			"결제 API 응답 지연, DB 커넥션 풀 고갈",
-		} {
-			q, _, _ := m.textQuery(text, DetectLang(text))
-			got, err := m.idx.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 40, 0, false))
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := ref.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 40, 0, false))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got.Hits) != len(want.Hits) || len(got.Hits) == 0 {
-				t.Fatalf("%q: %d hits merged, %d in one batch", text, len(got.Hits), len(want.Hits))
-			}
-			for i := range got.Hits {
-				g, w := got.Hits[i], want.Hits[i]
-				if math.Abs(g.Score-w.Score) > 1e-9*w.Score {
-					t.Errorf("%q hit %d: %s %.6f merged, %s %.6f in one batch", text, i, g.ID, g.Score, w.ID, w.Score)
-				}
-			}
-		}
+		sameScores(t, m, m.idx, "merged", ref, "in one batch")
 		m.Close()
 	}
 }
@@ -239,28 +217,33 @@ func TestIndexDirScoresAsInMemory(t *testing.T) {
 	if m, d := segments(t, mem.idx), segments(t, disk.idx); m != want || d != want {
 		t.Fatalf("%d segments in memory, %d on disk; want %d, one per batch", m, d, want)
 	}
+	sameScores(t, mem, disk.idx, "on disk", mem.idx, "in memory")
+}
+
+// sameScores fails unless got and ref score the same hits for a few texts,
+// the queries m makes of them: copies of a case tie, in whatever order the
+// segments hold them, so only the scores are compared, rank by rank.
+func sameScores(t *testing.T, m *Matcher, got bleve.Index, gotName string, ref bleve.Index, refName string) {
+	t.Helper()
 	for _, text := range []string{
 		"p99 latency is up and the load balancer returns 502s after a deploy",
 		"결제 API 응답 지연, DB 커넥션 풀 고갈",
 	} {
-		q, _, _ := mem.textQuery(text, DetectLang(text))
-		got, err := disk.idx.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 20, 0, false))
+		q, _, _ := m.textQuery(text, DetectLang(text))
+		g, err := got.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 40, 0, false))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := mem.idx.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 20, 0, false))
+		r, err := ref.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(q, 40, 0, false))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Hits) != len(ref.Hits) || len(got.Hits) == 0 {
-			t.Fatalf("%q: %d hits on disk, %d in memory", text, len(got.Hits), len(ref.Hits))
+		if len(g.Hits) != len(r.Hits) || len(g.Hits) == 0 {
+			t.Fatalf("%q: %d hits %s, %d %s", text, len(g.Hits), gotName, len(r.Hits), refName)
 		}
-		for i := range got.Hits {
-			g, r := got.Hits[i], ref.Hits[i]
-			// Copies of a case tie, in whatever order the segments
-			// hold them.
-			if math.Abs(g.Score-r.Score) > 1e-9*r.Score {
-				t.Errorf("%q hit %d: %s %.6f on disk, %s %.6f in memory", text, i, g.ID, g.Score, r.ID, r.Score)
+		for i := range g.Hits {
+			if x, y := g.Hits[i], r.Hits[i]; math.Abs(x.Score-y.Score) > 1e-9*y.Score {
+				t.Errorf("%q hit %d: %s %.6f %s, %s %.6f %s", text, i, x.ID, x.Score, gotName, y.ID, y.Score, refName)
 			}
 		}
 	}
