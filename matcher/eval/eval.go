@@ -93,6 +93,10 @@ var HeldoutSets = []string{
 	"heldout59",
 	"heldout60",
 	"heldout61",
+	"heldout62",
+	"heldout63",
+	"heldout64",
+	"heldout65",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -278,6 +278,17 @@ var heldoutSets = []heldoutSet{
 	}},
 	// Written beside the fifty-eighth, from the last quarter of the cases.
 	{"heldout61", "ad5ac28023096d638fcf813125d82ce1a2cbbe1b3ed9c575c6b1071f3550104c", 200, floors{}},
+	// Written as the sixty-second, once the fifty-eighth to sixty-first had
+	// judged a second change to the gate, to judge the logistic tag model:
+	// four more writers, each on a quarter of the built-in cases that
+	// earlier sets had used least, blind to the matcher and the other sets.
+	{"heldout62", "419ba10c8cbfb6d263513f1e745b8298c89d0237321f12d12401ada649565a15", 200, floors{}},
+	// Written beside the sixty-second, from another quarter of the cases.
+	{"heldout63", "3822c88ca7a80a81b0d0308ed43776c1b57292854a7ddf5c094bd66b0ba8cb37", 200, floors{}},
+	// Written beside the sixty-second, from another quarter of the cases.
+	{"heldout64", "1170ef861844601705f30eb5bfc08f0c8b88dc48af8d1680e91540d426eb5496", 200, floors{}},
+	// Written beside the sixty-second, from the last quarter of the cases.
+	{"heldout65", "e15b9f6e16be019a829bc82cafde575465358c33d4cbc2fead26bef992dd9e7e", 200, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
