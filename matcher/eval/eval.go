@@ -97,6 +97,10 @@ var HeldoutSets = []string{
 	"heldout63",
 	"heldout64",
 	"heldout65",
+	"heldout66",
+	"heldout67",
+	"heldout68",
+	"heldout69",
 }
 
 // Query is one labelled query of the evaluation set.

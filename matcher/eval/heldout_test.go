@@ -300,6 +300,16 @@ var heldoutSets = []heldoutSet{
 		hit3:    0.828, // measured 0.848 less 0.02
 		koEnGap: 0.101, // measured 0.081 (ko 0.893, en 0.812) plus 0.02
 	}},
+	// Written as the sixty-sixth, once the sixty-second to sixty-fifth had
+	// judged the logistic tag model, to judge both tag models together:
+	// four more writers, each on a quarter of the next least used cases.
+	{"heldout66", "3e6254a37923247fe111a8d404129f847bd834ffd8c50304857588b14cdd9883", 200, floors{}},
+	// Written beside the sixty-sixth, from another quarter of the cases.
+	{"heldout67", "dcc976a83e934848792f2ae49f83471a8fbda76d1e18a43c551b93454bdf5936", 200, floors{}},
+	// Written beside the sixty-sixth, from another quarter of the cases.
+	{"heldout68", "39613d3bd0a29cbde26a73ddba8aab16001ddcfbf6e1595fff040b21927b7a50", 200, floors{}},
+	// Written beside the sixty-sixth, from the last quarter of the cases.
+	{"heldout69", "d8f297b0fc5e21cfe28eb8ce2b03567f71b6f90bc00c9de4c4bdd91839b5aa55", 200, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
