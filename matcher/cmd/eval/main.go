@@ -3,11 +3,12 @@
 // built-in library, then the tuning set against the test library and the
 // built-in library.
 //
-//	go run ./matcher/cmd/eval [-set heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|heldout9|heldout10|heldout11|heldout12|heldout13|heldout14|heldout15|heldout16|heldout17|heldout18|heldout19|heldout20|heldout21|heldout22|heldout23|heldout24|heldout25|heldout26|heldout27|heldout28|heldout29|heldout30|heldout31|heldout32|heldout33|heldout34|heldout35|heldout36|heldout37|heldout38|heldout39|heldout40|heldout41|heldout42|heldout43|heldout44|heldout45|heldout46|heldout47|heldout48|heldout49|heldout50|heldout51|heldout52|heldout53|heldout54|heldout55|heldout56|heldout57|heldout58|heldout59|heldout60|heldout61|heldout62|heldout63|heldout64|heldout65|heldout66|heldout67|heldout68|heldout69|tuning|all] [-queries FILE] [-library DIR] [-misses]
+//	go run ./matcher/cmd/eval [-set heldout|heldout2|…|heldout69|tuning|all] [-queries FILE] [-library DIR] [-misses]
 //
-// The held-out sets are frozen and reported in aggregate only: -misses,
-// -debug and -tags work on the tuning set (or -queries FILE). The ranking's
-// weights are fitted by go run ./matcher/cmd/fit -weights.
+// -h lists every -set name. The held-out sets are frozen and reported in
+// aggregate only: -misses, -debug and -tags work on the tuning set (or
+// -queries FILE). The ranking's weights are fitted by
+// go run ./matcher/cmd/fit -weights.
 package main
 
 import (
