@@ -101,6 +101,10 @@ var HeldoutSets = []string{
 	"heldout67",
 	"heldout68",
 	"heldout69",
+	"heldout70",
+	"heldout71",
+	"heldout72",
+	"heldout73",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -322,6 +322,17 @@ var heldoutSets = []heldoutSet{
 		ndcgOverBaseline: 0.128, // measured 0.148 (nDCG@5 0.837, baseline 0.689) less 0.02
 		koEnGap:          0.086, // measured 0.066 (ko 0.920, en 0.854) plus 0.02
 	}},
+	// Written as the seventieth, once the sixty-sixth to sixty-ninth had judged both
+	// tag models together, to judge them again with the gate set for them on the
+	// tuning set alone: four more writers, each on a quarter of the next least
+	// used cases.
+	{"heldout70", "23c44595a9058a37ad886cd86495830757d580b49fae70e5f49c8e6d3ee150ac", 200, floors{}},
+	// Written beside the seventieth, from another quarter of the cases.
+	{"heldout71", "ec4d86415f80425a41d7a1492cbf59964ae7fa9a65d4d72a369e40dfb5b1aae6", 200, floors{}},
+	// Written beside the seventieth, from another quarter of the cases.
+	{"heldout72", "9cc83efaed5529d1ccb026b037478d3ce914e44d451520ccc1f8e6f9a1133d2e", 200, floors{}},
+	// Written beside the seventieth, from the last quarter of the cases.
+	{"heldout73", "f753d8afd4dcd17543da7fb99738149c15c2e8593de6aadd59c6a2f3bf6d2022", 200, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
