@@ -105,6 +105,10 @@ var HeldoutSets = []string{
 	"heldout71",
 	"heldout72",
 	"heldout73",
+	"heldout74",
+	"heldout75",
+	"heldout76",
+	"heldout77",
 }
 
 // Query is one labelled query of the evaluation set.

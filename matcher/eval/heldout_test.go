@@ -335,6 +335,17 @@ var heldoutSets = []heldoutSet{
 	{"heldout72", "9cc83efaed5529d1ccb026b037478d3ce914e44d451520ccc1f8e6f9a1133d2e", 200, floors{}},
 	// Written beside the seventieth, from the last quarter of the cases.
 	{"heldout73", "f753d8afd4dcd17543da7fb99738149c15c2e8593de6aadd59c6a2f3bf6d2022", 200, floors{}},
+	// Written as the seventy-fourth, once the seventieth to seventy-third had
+	// judged both tag models, to judge the logistic model's component tags
+	// alone beside naive Bayes: four more writers, each on a quarter of the
+	// next least used cases.
+	{"heldout74", "2115e37a1d6c58f76b9c3659af607caa50f8e9d8a8f9d342306ba858c688c096", 200, floors{}},
+	// Written beside the seventy-fourth, from another quarter of the cases.
+	{"heldout75", "800ea1ec8fa7594ed78b3244304765f96d50450d43671d6795281322e6e7b319", 200, floors{}},
+	// Written beside the seventy-fourth, from another quarter of the cases.
+	{"heldout76", "fbdf9bef11e0f767cd3e589c25d5358d461288cfa167deb74cc5aba6b68a6fa8", 200, floors{}},
+	// Written beside the seventy-fourth, from the last quarter of the cases.
+	{"heldout77", "00a96ac75b850622f41216767c73772295e525c40f317505e34482376921d0f1", 200, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
