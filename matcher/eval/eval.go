@@ -443,6 +443,84 @@ func Run(ctx context.Context, m *matcher.Matcher, qs []Query) (Metrics, error) {
 	return mt, nil
 }
 
+// Pool returns the figures of the runs ms taken together, as if their
+// queries had been one set: each figure is weighted by the queries it is
+// measured on, and tag scores add their counts. Misses and Noisy are left
+// empty.
+func Pool(ms []Metrics) Metrics {
+	p := Metrics{Kinds: map[string]Slice{}, Langs: map[string]Slice{}}
+	var tags TagScore
+	for _, m := range ms {
+		n, c, g := float64(m.Positives), float64(m.Chatter), float64(m.GoldCounts)
+		p.Positives += m.Positives
+		p.Chatter += m.Chatter
+		p.GoldCounts += m.GoldCounts
+		p.Hit3 += m.Hit3 * n
+		p.MRR += m.MRR * n
+		p.NDCG5 += m.NDCG5 * n
+		p.Answered += m.Answered * n
+		p.Silence += m.Silence * c
+		p.GoldHit3 += m.GoldHit3 * g
+		p.GoldMRR += m.GoldMRR * g
+		p.Symptoms.addCounts(m.Symptoms)
+		p.Components.addCounts(m.Components)
+		tags.addCounts(m.Symptoms)
+		tags.addCounts(m.Components)
+		poolSlices(p.Kinds, m.Kinds)
+		poolSlices(p.Langs, m.Langs)
+	}
+	if p.Positives > 0 {
+		n := float64(p.Positives)
+		p.Hit3 /= n
+		p.MRR /= n
+		p.NDCG5 /= n
+		p.Answered /= n
+	}
+	if p.Chatter > 0 {
+		p.Silence /= float64(p.Chatter)
+	}
+	if p.GoldCounts > 0 {
+		p.GoldHit3 /= float64(p.GoldCounts)
+		p.GoldMRR /= float64(p.GoldCounts)
+	}
+	tags.finish()
+	p.TagP, p.TagR = tags.P, tags.R
+	p.Symptoms.finish()
+	p.Components.finish()
+	for _, slices := range []map[string]Slice{p.Kinds, p.Langs} {
+		for k, s := range slices {
+			s.finish()
+			slices[k] = s
+		}
+	}
+	p.Hit3En = p.Langs["en"].Hit3
+	p.Hit3Ko = p.Langs["ko"].Hit3
+	return p
+}
+
+// addCounts adds the counts of o to t; finish computes the scores again.
+func (t *TagScore) addCounts(o TagScore) {
+	t.TP += o.TP
+	t.FP += o.FP
+	t.FN += o.FN
+}
+
+// poolSlices adds the finished slices of from to the sums in into, each
+// figure weighted by its slice's queries; finish turns them back into
+// means.
+func poolSlices(into, from map[string]Slice) {
+	for k, s := range from {
+		n := float64(s.N)
+		p := into[k]
+		p.N += s.N
+		p.Hit3 += s.Hit3 * n
+		p.MRR += s.MRR * n
+		p.NDCG5 += s.NDCG5 * n
+		p.Answered += s.Answered * n
+		into[k] = p
+	}
+}
+
 // prefixed returns the ids of a with prefix pa followed by those of b with
 // prefix pb, so that symptoms and components can be scored together.
 func prefixed(pa string, a []string, pb string, b []string) []string {

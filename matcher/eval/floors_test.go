@@ -2,7 +2,9 @@ package eval_test
 
 import (
 	"cmp"
+	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/incidentbot/incidentbot/matcher/eval"
@@ -10,11 +12,19 @@ import (
 
 // floors are the least a held-out set must measure. A field left zero is
 // issue 9's target (target fills them in): a set's floors are the targets
-// where its latest figures meet them (go run ./matcher/cmd/eval -set
+// where its first figures met them (go run ./matcher/cmd/eval -set
 // heldoutN; README "Match quality", which gives every figure), and
 // otherwise those figures less 0.02 (a Korean and English gap at most the
-// figure plus 0.02), so that the test still catches a regression. Each
-// such floor gives its figure.
+// figure plus 0.02). Each such floor gives its figure.
+//
+// One set is small: 38 chatter messages, about 40 status updates and 90
+// English queries, so one query moves a figure by 0.01 to 0.03, and a
+// change that leaves the pooled figures as they were still crosses a
+// dozen of seventy floors by a query. So each set may fall below its
+// floors by one query of what the figure is measured on (give), and the
+// sets pooled must meet every target with no give (TestHeldoutFloors): a
+// real regression shows there, over some 12,000 queries, and a set that
+// falls by two queries or more still fails on its own.
 type floors struct {
 	ndcgOverBaseline float64 // nDCG@5 above the text-only baseline
 	hit3             float64
@@ -46,34 +56,73 @@ func (f floors) target() floors {
 	}
 }
 
-// TestHeldoutFloors holds the matcher's quality on each frozen held-out
-// set in heldoutSets (heldout_test.go), against the built-in library their
-// labels refer to.
-func TestHeldoutFloors(t *testing.T) {
-	for _, set := range heldoutSets {
-		t.Run(set.name, func(t *testing.T) {
-			checkFloors(t, set.name, set.path(), set.floors.target())
-		})
+// give returns f lowered by one query of what each figure of got is
+// measured on: 1/positives for hit@3, answered and nDCG@5 over the
+// baseline, 1/n of a kind for its hit@3, 1/chatter for silence, and one
+// English and one Korean query for the gap between them.
+func (f floors) give(got eval.Metrics) floors {
+	per := func(n int) float64 { return 1 / float64(max(n, 1)) }
+	kinds := map[string]float64{}
+	for k, v := range f.styleHit3 {
+		kinds[k] = v - per(got.Kinds[k].N)
+	}
+	return floors{
+		ndcgOverBaseline: f.ndcgOverBaseline - per(got.Positives),
+		hit3:             f.hit3 - per(got.Positives),
+		styleHit3:        kinds,
+		answered:         f.answered - per(got.Positives),
+		silence:          f.silence - per(got.Chatter),
+		koEnGap:          f.koEnGap + per(got.Langs["en"].N) + per(got.Langs["ko"].N),
 	}
 }
 
-// checkFloors measures the matcher and the text-only baseline on the
-// held-out set at path, against the built-in library, and holds f.
-func checkFloors(t *testing.T, name, path string, f floors) {
+// TestHeldoutFloors holds the matcher's quality on each frozen held-out
+// set in heldoutSets (heldout_test.go), against the built-in library their
+// labels refer to: each set at its floors less one query (give), and all
+// sets pooled at issue 9's targets.
+func TestHeldoutFloors(t *testing.T) {
+	var gots, bases []eval.Metrics
+	for _, set := range heldoutSets {
+		t.Run(set.name, func(t *testing.T) {
+			got, base := measureSet(t, set.name, set.path())
+			gots, bases = append(gots, got), append(bases, base)
+			checkFloors(t, got, base, set.floors.target().give(got))
+		})
+	}
+	t.Run("pooled", func(t *testing.T) {
+		if len(gots) != len(heldoutSets) {
+			t.Fatalf("%d of %d sets measured", len(gots), len(heldoutSets))
+		}
+		got, base := eval.Pool(gots), eval.Pool(bases)
+		t.Log(eval.Format("all held-out sets", got))
+		t.Log(eval.Format("all held-out sets, baseline", base))
+		checkFloors(t, got, base, floors{}.target())
+	})
+}
+
+// measureSet measures the matcher and the text-only baseline on the
+// held-out set at path, against the built-in library.
+func measureSet(t *testing.T, name, path string) (got, base eval.Metrics) {
 	t.Helper()
 	qs, err := eval.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, base := runWithBaseline(t, name, builtinRig(t), qs)
+	got, base = runWithBaseline(t, name, builtinRig(t), qs)
 	if got.Positives < 150 || got.Chatter < 20 {
 		t.Fatalf("%d positive and %d chatter queries: the held-out set is not whole", got.Positives, got.Chatter)
 	}
+	return got, base
+}
+
+// checkFloors holds the figures got, and the baseline's base, to f.
+func checkFloors(t *testing.T, got, base eval.Metrics, f floors) {
+	t.Helper()
 	if got.NDCG5 < base.NDCG5+f.ndcgOverBaseline {
-		t.Errorf("nDCG@5 %.3f, baseline %.3f: want at least %.2f above", got.NDCG5, base.NDCG5, f.ndcgOverBaseline)
+		t.Errorf("nDCG@5 %.3f, baseline %.3f: want at least %.3f above", got.NDCG5, base.NDCG5, f.ndcgOverBaseline)
 	}
 	if got.Hit3 < f.hit3 {
-		t.Errorf("hit@3 %.3f, floor %.2f", got.Hit3, f.hit3)
+		t.Errorf("hit@3 %.3f, floor %.3f", got.Hit3, f.hit3)
 	}
 	for kind, floor := range f.styleHit3 {
 		s, ok := got.Kinds[kind]
@@ -82,16 +131,73 @@ func checkFloors(t *testing.T, name, path string, f floors) {
 			continue
 		}
 		if s.Hit3 < floor {
-			t.Errorf("%s: hit@3 %.3f, floor %.2f", kind, s.Hit3, floor)
+			t.Errorf("%s: hit@3 %.3f, floor %.3f", kind, s.Hit3, floor)
 		}
 	}
 	if got.Answered < f.answered {
-		t.Errorf("answered %.3f of positive queries, floor %.2f", got.Answered, f.answered)
+		t.Errorf("answered %.3f of positive queries, floor %.3f", got.Answered, f.answered)
 	}
 	if got.Silence < f.silence {
-		t.Errorf("silence on chatter %.3f, floor %.2f", got.Silence, f.silence)
+		t.Errorf("silence on chatter %.3f, floor %.3f", got.Silence, f.silence)
 	}
 	if d := math.Abs(got.Hit3Ko - got.Hit3En); d > f.koEnGap {
-		t.Errorf("Korean hit@3 %.3f vs English %.3f: %.3f apart, at most %.2f", got.Hit3Ko, got.Hit3En, d, f.koEnGap)
+		t.Errorf("Korean hit@3 %.3f vs English %.3f: %.3f apart, at most %.3f", got.Hit3Ko, got.Hit3En, d, f.koEnGap)
+	}
+}
+
+// TestPool checks that pooling the runs of two sets gives the figures of
+// one run over both sets' queries, so that the pooled floors hold what
+// they say.
+func TestPool(t *testing.T) {
+	r := builtinRig(t)
+	// Two parts with different silence and different shares of chatter,
+	// so that a figure weighted by the wrong count shows.
+	var parts [][]eval.Query
+	for _, p := range []struct {
+		name string
+		from int
+	}{{"heldout20", 0}, {"heldout40", 100}} {
+		qs, err := eval.Load("../testdata/eval/" + p.name + ".jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, qs[p.from:])
+	}
+	var runs []eval.Metrics
+	for _, qs := range parts {
+		m, err := eval.Run(context.Background(), r.m, qs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, m)
+	}
+	whole, err := eval.Run(context.Background(), r.m, slices.Concat(parts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := eval.Pool(runs)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	for _, f := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"hit@3", got.Hit3, whole.Hit3},
+		{"MRR@5", got.MRR, whole.MRR},
+		{"nDCG@5", got.NDCG5, whole.NDCG5},
+		{"answered", got.Answered, whole.Answered},
+		{"silence", got.Silence, whole.Silence},
+		{"hit@3 en", got.Hit3En, whole.Hit3En},
+		{"hit@3 ko", got.Hit3Ko, whole.Hit3Ko},
+		{"gold MRR", got.GoldMRR, whole.GoldMRR},
+		{"tag precision", got.TagP, whole.TagP},
+		{"component F1", got.Components.F1, whole.Components.F1},
+		{"status hit@3", got.Kinds["status"].Hit3, whole.Kinds["status"].Hit3},
+	} {
+		if !near(f.got, f.want) {
+			t.Errorf("%s pooled %.6f, over the queries together %.6f", f.name, f.got, f.want)
+		}
+	}
+	if got.Positives != whole.Positives || got.Chatter != whole.Chatter || got.Kinds["chat"].N != whole.Kinds["chat"].N {
+		t.Errorf("pooled %d positive, %d chatter; together %d, %d", got.Positives, got.Chatter, whole.Positives, whole.Chatter)
 	}
 }
