@@ -109,6 +109,10 @@ var HeldoutSets = []string{
 	"heldout75",
 	"heldout76",
 	"heldout77",
+	"heldout78",
+	"heldout79",
+	"heldout80",
+	"heldout81",
 }
 
 // Query is one labelled query of the evaluation set.
