@@ -1,9 +1,9 @@
 // Command eval prints the match quality of incidentbot's matcher on the
 // evaluation sets, beside a text-only baseline: the held-out sets against the
-// built-in library, then the tuning set against the test library and the
-// built-in library.
+// built-in library, one by one and (with -set all) pooled, then the tuning
+// set against the test library and the built-in library.
 //
-//	go run ./matcher/cmd/eval [-set heldout|heldout2|…|heldout73|tuning|all] [-queries FILE] [-library DIR] [-misses]
+//	go run ./matcher/cmd/eval [-set heldout|heldout2|…|heldout81|tuning|all] [-queries FILE] [-library DIR] [-misses]
 //
 // -h lists every -set name. The held-out sets are frozen and reported in
 // aggregate only: -misses, -debug and -tags work on the tuning set (or
@@ -78,6 +78,7 @@ func dispatch(set, queries, library, scoring, tags string, misses, debug bool) e
 	case queries != "":
 		return runTuning("queries "+queries, queries, library, scoring, misses)
 	}
+	var got, base []eval.Metrics
 	for i, name := range eval.HeldoutSets {
 		if set != name && set != "all" {
 			continue
@@ -85,9 +86,19 @@ func dispatch(set, queries, library, scoring, tags string, misses, debug bool) e
 		if i > 0 && set == "all" {
 			fmt.Println()
 		}
-		if err := runHeldout(heldoutPath(name), scoring); err != nil {
+		g, b, err := runHeldout(heldoutPath(name), scoring)
+		if err != nil {
 			return err
 		}
+		got, base = append(got, g), append(base, b)
+	}
+	if set == "all" {
+		// What TestHeldoutFloors/pooled holds to the targets.
+		fmt.Printf("\nall %d held-out sets, pooled\n", len(got))
+		fmt.Println(eval.Format("built-in library", eval.Pool(got)))
+		fmt.Println(eval.FormatDetail(eval.Pool(got)))
+		fmt.Println(eval.Format("built-in library, baseline", eval.Pool(base)))
+		fmt.Println(eval.FormatDetail(eval.Pool(base)))
 	}
 	if set == "tuning" || set == "all" {
 		if set == "all" {
@@ -158,20 +169,27 @@ func sameFile(a, b string) bool {
 
 // runHeldout reports a held-out set against the built-in library, whose
 // cases its labels refer to, in aggregate only.
-func runHeldout(path, scoring string) error {
-	return runBuiltin("held-out set", path, scoring)
+func runHeldout(path, scoring string) (got, base eval.Metrics, err error) {
+	return measureBuiltin("held-out set", path, scoring)
 }
 
 // runBuiltin reports the set at path against the built-in library, beside
 // the text-only baseline, in aggregate, under the title.
 func runBuiltin(title, path, scoring string) error {
+	_, _, err := measureBuiltin(title, path, scoring)
+	return err
+}
+
+// measureBuiltin is runBuiltin, and returns the figures of the matcher and
+// of the baseline.
+func measureBuiltin(title, path, scoring string) (got, base eval.Metrics, err error) {
 	qs, err := eval.Load(path)
 	if err != nil {
-		return err
+		return got, base, err
 	}
 	builtin, err := cases.Builtin(cases.DefaultTaxonomy())
 	if err != nil {
-		return err
+		return got, base, err
 	}
 	lib, _ := cases.NewLibrary(builtin)
 	fmt.Printf("%s %s: %d queries; built-in library %d cases; scoring %s\n", title, path, len(qs), lib.Len(), scoring)
@@ -184,12 +202,17 @@ func runBuiltin(title, path, scoring string) error {
 	} {
 		mt, err := measure(lib, run.opts, qs)
 		if err != nil {
-			return err
+			return got, base, err
 		}
 		fmt.Println(eval.Format(run.name, mt))
 		fmt.Println(eval.FormatDetail(mt))
+		if run.opts.Mode == matcher.TextOnly {
+			base = mt
+		} else {
+			got = mt
+		}
 	}
-	return nil
+	return got, base, nil
 }
 
 // runTuning reports a query set against the test library and the built-in
