@@ -113,6 +113,10 @@ var HeldoutSets = []string{
 	"heldout79",
 	"heldout80",
 	"heldout81",
+	"heldout82",
+	"heldout83",
+	"heldout84",
+	"heldout85",
 }
 
 // Query is one labelled query of the evaluation set.
