@@ -383,9 +383,14 @@ var heldoutSets = []heldoutSet{
 	// the next least used cases.
 	{"heldout82", "7c10e6329056d70504b99cf0573b610339005e4a01b080b61398cf74fef118fb", 200, floors{}},
 	// Written beside the eighty-second, from another quarter of the cases.
-	{"heldout83", "2b16e9509d6e669ab94c41a08f8547ab080a876f2bc383b8ccfaa06a9e86313a", 200, floors{}},
+	{"heldout83", "2b16e9509d6e669ab94c41a08f8547ab080a876f2bc383b8ccfaa06a9e86313a", 200, floors{
+		koEnGap: 0.078, // measured 0.058 (ko 0.933, en 0.875) plus 0.02
+	}},
 	// Written beside the eighty-second, from another quarter of the cases.
-	{"heldout84", "315b3298ec9242aeebaa5e7b8acc03f04f5da76a27ba50820e74c3bfb6dfc9ba", 200, floors{}},
+	{"heldout84", "315b3298ec9242aeebaa5e7b8acc03f04f5da76a27ba50820e74c3bfb6dfc9ba", 200, floors{
+		ndcgOverBaseline: 0.128,                               // measured 0.148 (nDCG@5 0.816, baseline 0.669) less 0.02
+		styleHit3:        map[string]float64{"status": 0.655}, // measured 0.675 (27 of 40) less 0.02
+	}},
 	// Written beside the eighty-second, from the last quarter of the cases.
 	{"heldout85", "17449829c5f6de317ef702fb0a2e84942e8f72dc666bb5f21517d17360bc8580", 200, floors{}},
 }
