@@ -17,14 +17,14 @@ import (
 // otherwise those figures less 0.02 (a Korean and English gap at most the
 // figure plus 0.02). Each such floor gives its figure.
 //
-// One set is small: 38 chatter messages, about 40 status updates and 90
+// One set is small: 38 chatter messages, about 40 status updates and 96
 // English queries, so one query moves a figure by 0.01 to 0.03, and a
-// change that leaves the pooled figures as they were still crosses a
-// dozen of seventy floors by a query. So each set may fall below its
+// change that leaves the pooled figures as they were still crossed a
+// dozen of seventy floors by a query each. So each set may fall below its
 // floors by one query of what the figure is measured on (give), and the
 // sets pooled must meet every target with no give (TestHeldoutFloors): a
-// real regression shows there, over some 12,000 queries, and a set that
-// falls by two queries or more still fails on its own.
+// real regression shows there, over some 15,000 positive queries, and a
+// set that falls by two queries or more still fails on its own.
 type floors struct {
 	ndcgOverBaseline float64 // nDCG@5 above the text-only baseline
 	hit3             float64
