@@ -420,35 +420,39 @@ func Run(ctx context.Context, m *matcher.Matcher, qs []Query) (Metrics, error) {
 		l.add(hit, rr, ndcg, answered)
 		mt.Langs[lang] = l
 	}
-	if mt.Positives > 0 {
-		n := float64(mt.Positives)
-		mt.Hit3 /= n
-		mt.MRR /= n
-		mt.NDCG5 /= n
-		mt.Answered /= n
+	mt.finish(all)
+	return mt, nil
+}
+
+// finish turns the sums of m into means over the queries each is counted
+// on, and scores the tag counts, all the tags together in all.
+func (m *Metrics) finish(all TagScore) {
+	if m.Positives > 0 {
+		n := float64(m.Positives)
+		m.Hit3 /= n
+		m.MRR /= n
+		m.NDCG5 /= n
+		m.Answered /= n
 	}
-	if mt.Chatter > 0 {
-		mt.Silence /= float64(mt.Chatter)
+	if m.Chatter > 0 {
+		m.Silence /= float64(m.Chatter)
+	}
+	if m.GoldCounts > 0 {
+		m.GoldHit3 /= float64(m.GoldCounts)
+		m.GoldMRR /= float64(m.GoldCounts)
 	}
 	all.finish()
-	mt.TagP, mt.TagR = all.P, all.R
-	mt.Symptoms.finish()
-	mt.Components.finish()
-	for k, s := range mt.Kinds {
-		s.finish()
-		mt.Kinds[k] = s
+	m.TagP, m.TagR = all.P, all.R
+	m.Symptoms.finish()
+	m.Components.finish()
+	for _, group := range []map[string]Slice{m.Kinds, m.Langs} {
+		for k, s := range group {
+			s.finish()
+			group[k] = s
+		}
 	}
-	for k, s := range mt.Langs {
-		s.finish()
-		mt.Langs[k] = s
-	}
-	mt.Hit3En = mt.Langs["en"].Hit3
-	mt.Hit3Ko = mt.Langs["ko"].Hit3
-	if mt.GoldCounts > 0 {
-		mt.GoldHit3 /= float64(mt.GoldCounts)
-		mt.GoldMRR /= float64(mt.GoldCounts)
-	}
-	return mt, nil
+	m.Hit3En = m.Langs["en"].Hit3
+	m.Hit3Ko = m.Langs["ko"].Hit3
 }
 
 // Pool returns the figures of the runs ms taken together, as if their
@@ -477,32 +481,7 @@ func Pool(ms []Metrics) Metrics {
 		poolSlices(p.Kinds, m.Kinds)
 		poolSlices(p.Langs, m.Langs)
 	}
-	if p.Positives > 0 {
-		n := float64(p.Positives)
-		p.Hit3 /= n
-		p.MRR /= n
-		p.NDCG5 /= n
-		p.Answered /= n
-	}
-	if p.Chatter > 0 {
-		p.Silence /= float64(p.Chatter)
-	}
-	if p.GoldCounts > 0 {
-		p.GoldHit3 /= float64(p.GoldCounts)
-		p.GoldMRR /= float64(p.GoldCounts)
-	}
-	tags.finish()
-	p.TagP, p.TagR = tags.P, tags.R
-	p.Symptoms.finish()
-	p.Components.finish()
-	for _, slices := range []map[string]Slice{p.Kinds, p.Langs} {
-		for k, s := range slices {
-			s.finish()
-			slices[k] = s
-		}
-	}
-	p.Hit3En = p.Langs["en"].Hit3
-	p.Hit3Ko = p.Langs["ko"].Hit3
+	p.finish(tags)
 	return p
 }
 
