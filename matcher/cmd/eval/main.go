@@ -95,10 +95,13 @@ func dispatch(set, queries, library, scoring, tags string, misses, debug bool) e
 	if set == "all" {
 		// What TestHeldoutFloors/pooled holds to the targets.
 		fmt.Printf("\nall %d held-out sets, pooled\n", len(got))
-		fmt.Println(eval.Format("built-in library", eval.Pool(got)))
-		fmt.Println(eval.FormatDetail(eval.Pool(got)))
-		fmt.Println(eval.Format("built-in library, baseline", eval.Pool(base)))
-		fmt.Println(eval.FormatDetail(eval.Pool(base)))
+		for _, run := range []struct {
+			name string
+			mt   eval.Metrics
+		}{{"built-in library", eval.Pool(got)}, {"built-in library, baseline", eval.Pool(base)}} {
+			fmt.Println(eval.Format(run.name, run.mt))
+			fmt.Println(eval.FormatDetail(run.mt))
+		}
 	}
 	if set == "tuning" || set == "all" {
 		if set == "all" {
