@@ -117,6 +117,10 @@ var HeldoutSets = []string{
 	"heldout83",
 	"heldout84",
 	"heldout85",
+	"heldout86",
+	"heldout87",
+	"heldout88",
+	"heldout89",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -393,6 +393,16 @@ var heldoutSets = []heldoutSet{
 	}},
 	// Written beside the eighty-second, from the last quarter of the cases.
 	{"heldout85", "17449829c5f6de317ef702fb0a2e84942e8f72dc666bb5f21517d17360bc8580", 200, floors{}},
+	// Written as the eighty-sixth, to judge more built-in messages for the
+	// trouble model by a rule set down before any run: four more writers,
+	// each on a quarter of the next least used cases.
+	{"heldout86", "ae7115f34104054905e12e74be0812ba79e9304d783feff288143bb015449177", 200, floors{}},
+	// Written beside the eighty-sixth, from another quarter of the cases.
+	{"heldout87", "09bd8ad746291054ac5761de252b65bbaf74b869cb44d4f15fe6f5ed812cbde5", 200, floors{}},
+	// Written beside the eighty-sixth, from another quarter of the cases.
+	{"heldout88", "a4e0f6625217dd11f860c2afa6ec523770193179cef82374b60188c1ca8e4cf9", 200, floors{}},
+	// Written beside the eighty-sixth, from the last quarter of the cases.
+	{"heldout89", "1a705e0e00d57e2b370bbf2130e9a1c269f3362770cf6b29e8c9604d51b3b27e", 200, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
