@@ -18,13 +18,18 @@ import (
 // figure plus 0.02). Each such floor gives its figure.
 //
 // One set is small: 38 chatter messages, about 40 status updates and 96
-// English queries, so one query moves a figure by 0.01 to 0.03, and a
-// change that leaves the pooled figures as they were still crossed a
-// dozen of seventy floors by a query each. So each set may fall below its
-// floors by one query of what the figure is measured on (give), and the
-// sets pooled must meet every target with no give (TestHeldoutFloors): a
-// real regression shows there, over some 15,000 positive queries, and a
-// set that falls by two queries or more still fails on its own.
+// English queries, so one query moves a figure by 0.01 to 0.03. How far a
+// set's figures move when nothing real changes was measured: trained
+// again with its examples shuffled by another seed, the trouble model
+// moved some set's hit@3 and answered by up to four queries, a kind's
+// hit@3 and silence by up to three, and the Korean and English gap by up
+// to one and a half English and Korean queries (two seeds, 89 sets). Each
+// reseeding crossed two or three floors that allowed one query. So each
+// set may fall below its floors by as much as reseeding moved it (give),
+// and the sets pooled must meet every target with no give
+// (TestHeldoutFloors): a real regression shows there, over some 16,000
+// positive queries, and a set that falls further than reseeding ever
+// moved one still fails on its own.
 type floors struct {
 	ndcgOverBaseline float64 // nDCG@5 above the text-only baseline
 	hit3             float64
@@ -56,30 +61,41 @@ func (f floors) target() floors {
 	}
 }
 
-// give returns f lowered by one query of what each figure of got is
-// measured on: 1/positives for hit@3, answered and nDCG@5 over the
-// baseline, 1/n of a kind for its hit@3, 1/chatter for silence, and one
-// English and one Korean query for the gap between them.
+// The give of each figure, in queries of what it is measured on: the most
+// that retraining the trouble model with two other seeds moved that
+// figure on any held-out set (see floors).
+const (
+	givePositives = 4 // hit@3, answered and nDCG@5 over the baseline
+	giveKind      = 3 // hit@3 of one kind of query
+	giveChatter   = 3 // silence
+	giveLanguage  = 2 // the Korean and English gap, in queries of each
+)
+
+// give returns f lowered by what reseeding moved each figure of got (see
+// the give constants): givePositives/positives for hit@3, answered and
+// nDCG@5 over the baseline, giveKind/n of a kind for its hit@3,
+// giveChatter/chatter for silence, and giveLanguage English and Korean
+// queries for the gap between them.
 func (f floors) give(got eval.Metrics) floors {
-	per := func(n int) float64 { return 1 / float64(max(n, 1)) }
+	per := func(q, n int) float64 { return float64(q) / float64(max(n, 1)) }
 	kinds := map[string]float64{}
 	for k, v := range f.styleHit3 {
-		kinds[k] = v - per(got.Kinds[k].N)
+		kinds[k] = v - per(giveKind, got.Kinds[k].N)
 	}
 	return floors{
-		ndcgOverBaseline: f.ndcgOverBaseline - per(got.Positives),
-		hit3:             f.hit3 - per(got.Positives),
+		ndcgOverBaseline: f.ndcgOverBaseline - per(givePositives, got.Positives),
+		hit3:             f.hit3 - per(givePositives, got.Positives),
 		styleHit3:        kinds,
-		answered:         f.answered - per(got.Positives),
-		silence:          f.silence - per(got.Chatter),
-		koEnGap:          f.koEnGap + per(got.Langs["en"].N) + per(got.Langs["ko"].N),
+		answered:         f.answered - per(givePositives, got.Positives),
+		silence:          f.silence - per(giveChatter, got.Chatter),
+		koEnGap:          f.koEnGap + per(giveLanguage, got.Langs["en"].N) + per(giveLanguage, got.Langs["ko"].N),
 	}
 }
 
 // TestHeldoutFloors holds the matcher's quality on each frozen held-out
 // set in heldoutSets (heldout_test.go), against the built-in library their
-// labels refer to: each set at its floors less one query (give), and all
-// sets pooled at issue 9's targets.
+// labels refer to: each set at its floors less what reseeding moved it
+// (give), and all sets pooled at issue 9's targets.
 func TestHeldoutFloors(t *testing.T) {
 	var gots, bases []eval.Metrics
 	for _, set := range heldoutSets {
