@@ -121,6 +121,10 @@ var HeldoutSets = []string{
 	"heldout87",
 	"heldout88",
 	"heldout89",
+	"heldout90",
+	"heldout91",
+	"heldout92",
+	"heldout93",
 }
 
 // Query is one labelled query of the evaluation set.
