@@ -193,7 +193,7 @@ func TestReportsWhatTheNearestCasesAgreeOn(t *testing.T) {
 			"security-compromise"},
 		{"caucus results app: precinct leaders locked out at login, the tallies it sent are inconsistent",
 			"data-inconsistency"},
-		{"코커스 결과 앱에 선거구 위원장들이 로그인을 못 하고 있고, 올라온 집계도 종이 기록이랑 안 맞아요",
+		{"코커스 결과 앱에 선거구 위원장들이 로그인을 못 하고 있고, 올라온 개표 숫자도 현장에서 센 표랑 딴판이에요",
 			"data-inconsistency"},
 	} {
 		inf := m.Infer(tc.text)
