@@ -27,7 +27,7 @@ import (
 // reseeding crossed two or three floors that allowed one query. So each
 // set may fall below its floors by as much as reseeding moved it (give),
 // and the sets pooled must meet every target with no give
-// (TestHeldoutFloors): a real regression shows there, over some 16,000
+// (TestHeldoutFloors): a real regression shows there, over some 16,700
 // positive queries, and a set that falls further than reseeding ever
 // moved one still fails on its own.
 type floors struct {
