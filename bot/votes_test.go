@@ -93,12 +93,12 @@ func (h *harness) message(channel, text string) slackfake.Call {
 // Texts that match the case the test library's Datadog alert leads with,
 // told in other words than the alert's, so that a vote on the alert is not
 // a vote on them. The alert (Postgres out of connection slots since a
-// deploy) leads, by a hair, with a comments table whose integer key ran
-// out, ahead of the payments release that leaked connections: just the
-// case a responder votes not relevant.
+// deploy) leads with the payments release that leaked connections, ahead
+// of a comments table whose integer key ran out: both texts tell of the
+// payments failing, not of the database.
 const (
-	commentsEn = "Comment posting broken: INSERTs into the Postgres comments table fail and the API returns 500s"
-	commentsKo = "댓글 작성 안 됨: PostgreSQL comments 테이블 INSERT 실패로 API 500 에러"
+	paymentsEn = "Card payments failing since this morning's payments-api release, checkout keeps showing an error page"
+	paymentsKo = "오늘 아침 payments-api 릴리스 이후 카드 결제가 계속 실패하고 결제 화면에 오류가 뜹니다"
 )
 
 // TestNotRelevantVoteStopsCaseLeading: a case voted not relevant on an
@@ -112,7 +112,7 @@ func TestNotRelevantVoteStopsCaseLeading(t *testing.T) {
 	h := startWith(t, fake, withStore(openSQLite(t), "replica-a"))
 
 	// Before any vote.
-	en, ko := caseOrder(h.message(incChannel, commentsEn)), caseOrder(h.message(incChannel, commentsKo))
+	en, ko := caseOrder(h.message(incChannel, paymentsEn)), caseOrder(h.message(incChannel, paymentsKo))
 	first := h.answer("datadog", incChannel)
 	base := caseOrder(first)
 	if len(base) < 2 || !slices.Contains(en, base[0]) || !slices.Contains(ko, base[0]) {
@@ -140,7 +140,7 @@ func TestNotRelevantVoteStopsCaseLeading(t *testing.T) {
 	for _, tc := range []struct {
 		text   string
 		before []string
-	}{{commentsEn, en}, {commentsKo, ko}} {
+	}{{paymentsEn, en}, {paymentsKo, ko}} {
 		c := h.message("C0INC3", tc.text)
 		if !slices.Equal(caseOrder(c), tc.before) {
 			t.Errorf("a vote on a dissimilar alert changed the answer to %q: %v -> %v", tc.text, tc.before, caseOrder(c))
