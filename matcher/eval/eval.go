@@ -125,6 +125,10 @@ var HeldoutSets = []string{
 	"heldout91",
 	"heldout92",
 	"heldout93",
+	"heldout94",
+	"heldout95",
+	"heldout96",
+	"heldout97",
 }
 
 // Query is one labelled query of the evaluation set.

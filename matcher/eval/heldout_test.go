@@ -427,6 +427,17 @@ var heldoutSets = []heldoutSet{
 	{"heldout92", "06d214fba1e612954bddf2e6bde0b46f8fc0ac42c2ffe68d6c920e78979404b0", 200, floors{}},
 	// Written beside the ninetieth, from the last quarter of the cases.
 	{"heldout93", "b520f73990321abb035eb710892993cf2e39f7de2bcc91edb555290301f8f533", 200, floors{}},
+	// Written as the ninety-fourth, to judge the lower answer gate the
+	// eighty-second to eighty-fifth did not keep, a second time and by the
+	// same rule, now that the floors give what reseeding moves: four more
+	// writers, each on a quarter of the next least used cases.
+	{"heldout94", "3177e55f10ed95117ecbace623deb4fd1fee6763ae4baba2db849807dfcc535c", 200, floors{}},
+	// Written beside the ninety-fourth, from another quarter of the cases.
+	{"heldout95", "af50f440f32377a90dae66750a6dde5ed0f36fb784e6417cf705c584c5c5b75c", 200, floors{}},
+	// Written beside the ninety-fourth, from another quarter of the cases.
+	{"heldout96", "6f0d470a885feb71e0d41b875eb2f1c14c8267123b2fd36b70f03431f4fa43fd", 200, floors{}},
+	// Written beside the ninety-fourth, from the last quarter of the cases.
+	{"heldout97", "a5b45f61ae5139edfb3b239c2f187cfc3f4ab74a01ffa1ab72b640f059da04fc", 200, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
