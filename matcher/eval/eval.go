@@ -129,6 +129,10 @@ var HeldoutSets = []string{
 	"heldout95",
 	"heldout96",
 	"heldout97",
+	"heldout98",
+	"heldout99",
+	"heldout100",
+	"heldout101",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -449,6 +449,17 @@ var heldoutSets = []heldoutSet{
 		hit3:             0.793, // measured 0.813 less 0.02
 		koEnGap:          0.116, // measured 0.096 (ko 0.867, en 0.771) plus 0.02
 	}},
+	// Written as the ninety-eighth, once the ninety-fourth to ninety-seventh
+	// had judged the lower answer gate: a blind measure of the matcher with
+	// it, no change judged. Four more writers, each on a quarter of the next
+	// least used cases.
+	{"heldout98", "5687ee83597b9b3bd6209dcd38b5438339e40d1324ff0e87a8074ca415a0f23e", 200, floors{}},
+	// Written beside the ninety-eighth, from another quarter of the cases.
+	{"heldout99", "294a9ec5057d0b3636ec9e3ecae1fcf49f3e9d62d07e89423719d7f2d1893d02", 200, floors{}},
+	// Written beside the ninety-eighth, from another quarter of the cases.
+	{"heldout100", "4b2a7a7c0b4e23a35dbe95d304b1ab0170e6335682d028d8d464d162affd02ab", 200, floors{}},
+	// Written beside the ninety-eighth, from the last quarter of the cases.
+	{"heldout101", "7870317d502cd80a0a13d520937a7fdf7104c64a346c86d96256e1f97add76ca", 200, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
