@@ -133,6 +133,10 @@ var HeldoutSets = []string{
 	"heldout99",
 	"heldout100",
 	"heldout101",
+	"heldout102",
+	"heldout103",
+	"heldout104",
+	"heldout105",
 }
 
 // Query is one labelled query of the evaluation set.

@@ -3,7 +3,7 @@
 // built-in library, one by one and (with -set all) pooled, then the tuning
 // set against the test library and the built-in library.
 //
-//	go run ./matcher/cmd/eval [-set heldout|heldout2|…|heldout101|tuning|all] [-queries FILE] [-library DIR] [-misses]
+//	go run ./matcher/cmd/eval [-set heldout|heldout2|…|heldout105|tuning|all] [-queries FILE] [-library DIR] [-misses]
 //
 // -h lists every -set name. The held-out sets are frozen and reported in
 // aggregate only: -misses, -debug and -tags work on the tuning set (or
