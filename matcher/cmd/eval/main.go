@@ -3,7 +3,12 @@
 // built-in library, one by one and (with -set all) pooled, then the tuning
 // set against the test library and the built-in library.
 //
-//	go run ./matcher/cmd/eval [-set heldout|heldout2|…|heldout105|tuning|all] [-queries FILE] [-library DIR] [-misses]
+//	go run ./matcher/cmd/eval [-set heldout|heldout2|…|heldout105|tuning|all] [-queries FILE] [-library DIR] [-misses] [-unseen]
+//
+// -unseen measures the same queries as if the incidents they are about
+// were not in the library (eval.RunUnseen): the held-out sets chosen
+// (-set takes names joined by commas too), pooled, then (with -set tuning
+// or all) the tuning case queries.
 //
 // -h lists every -set name. The held-out sets are frozen and reported in
 // aggregate only: -misses, -debug and -tags work on the tuning set (or
@@ -47,7 +52,19 @@ func main() {
 	scoring := flag.String("scoring", matcher.BM25, "bleve scoring model: bm25 or tf-idf")
 	debug := flag.Bool("debug", false, "print every query's signals and top results with their score parts (-library DIR or builtin; tuning set or -queries only)")
 	tags := flag.String("tags", "", "print the queries whose phrase-extracted tags miss gold tags (fn) or add wrong ones (fp) (tuning set or -queries only)")
+	unseen := flag.Bool("unseen", false, "match each query about a built-in case with a library that leaves its case out, as for an incident the library has never seen: the held-out sets chosen by -set (names may be joined by commas), pooled, and with -set tuning or all the tuning case queries")
 	flag.Parse()
+	if *unseen {
+		if *queries != "" || *misses || *debug || *tags != "" {
+			fmt.Fprintln(os.Stderr, "eval: -unseen reports the held-out sets and the tuning case queries in aggregate; it takes only -set and -scoring")
+			os.Exit(2)
+		}
+		if err := runUnseen(*set, *scoring); err != nil {
+			fmt.Fprintln(os.Stderr, "eval:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := dispatch(*set, *queries, *library, *scoring, *tags, *misses, *debug); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
@@ -244,6 +261,84 @@ func runTuning(title, queries, library, scoring string, misses bool) error {
 		fmt.Println(eval.FormatDetail(mt))
 		if misses {
 			fmt.Printf("  missed: %s\n  answered chatter: %s\n", strings.Join(mt.Misses, " "), strings.Join(mt.Noisy, " "))
+		}
+	}
+	return nil
+}
+
+// runUnseen reports the held-out sets set names (pooled) and, for tuning
+// or all, the tuning case queries, each query matched with its own case
+// left out of the built-in library (eval.RunUnseen), beside the baseline
+// matched the same way.
+func runUnseen(set, scoring string) error {
+	chosen := strings.Split(set, ",")
+	for _, name := range chosen {
+		if !heldoutSet(name) && name != "tuning" && name != "all" {
+			return fmt.Errorf("-set %q: want %s, or held-out set names joined by commas", set, setNames())
+		}
+	}
+	all := slices.Contains(chosen, "all")
+	tuning := all || slices.Contains(chosen, "tuning")
+	builtin, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		return err
+	}
+	lib, _ := cases.NewLibrary(builtin)
+	var groups []struct {
+		title string
+		qs    []eval.Query
+	}
+	var held []eval.Query
+	var names []string
+	for _, name := range eval.HeldoutSets {
+		if !all && !slices.Contains(chosen, name) {
+			continue
+		}
+		qs, err := eval.Load(heldoutPath(name))
+		if err != nil {
+			return err
+		}
+		held = append(held, qs...)
+		names = append(names, name)
+	}
+	if len(names) > 0 {
+		title := names[0]
+		if len(names) > 1 {
+			title = fmt.Sprintf("%d held-out sets (%s to %s), pooled", len(names), names[0], names[len(names)-1])
+		}
+		groups = append(groups, struct {
+			title string
+			qs    []eval.Query
+		}{title, held})
+	}
+	if tuning {
+		qs, err := eval.Load(casesPath)
+		if err != nil {
+			return err
+		}
+		groups = append(groups, struct {
+			title string
+			qs    []eval.Query
+		}{"tuning case queries " + casesPath, qs})
+	}
+	for i, g := range groups {
+		if i > 0 {
+			fmt.Println()
+		}
+		fmt.Printf("%s: %d queries, each about a built-in case matched with that case left out (%d parts of the %d cases)\n", g.title, len(g.qs), eval.UnseenFolds, lib.Len())
+		for _, run := range []struct {
+			name string
+			opts matcher.Options
+		}{
+			{"own case left out", matcher.Options{Scoring: scoring}},
+			{"own case left out, baseline", matcher.Options{Scoring: scoring, Mode: matcher.TextOnly}},
+		} {
+			mt, err := eval.RunUnseen(context.Background(), lib, run.opts, g.qs)
+			if err != nil {
+				return err
+			}
+			fmt.Println(eval.Format(run.name, mt))
+			fmt.Println(eval.FormatDetail(mt))
 		}
 	}
 	return nil
