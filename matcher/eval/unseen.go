@@ -25,21 +25,22 @@ func Fold(id string) int {
 // not in the library, as for a team's first outage of a kind: the library
 // is split into UnseenFolds parts (Fold), and a query about a case is
 // matched by a matcher built, learned models included, on the other parts
-// only. Queries without a known case, chatter among them, are spread over
-// the parts in turn. Relevance is then only what the query shares with
-// other cases in tags; no gold case is found (GoldCounts is 0). The
-// figures of the parts are pooled (Pool).
+// only. Chatter is spread over the parts in turn; a positive query about
+// no case of the library has nothing to leave out and is not measured.
+// Relevance is then only what the query shares with other cases in tags;
+// no gold case is found (GoldCounts is 0). The figures of the parts are
+// pooled (Pool).
 func RunUnseen(ctx context.Context, lib *cases.Library, opts matcher.Options, qs []Query) (Metrics, error) {
 	parts := make([][]Query, UnseenFolds)
 	spread := 0
 	for _, q := range qs {
-		k := spread % UnseenFolds
-		if _, ok := lib.Get(q.Case); ok && q.Case != "" {
-			k = Fold(q.Case)
-		} else {
+		switch _, known := lib.Get(q.Case); {
+		case q.Chatter():
+			parts[spread%UnseenFolds] = append(parts[spread%UnseenFolds], q)
 			spread++
+		case known && q.Case != "":
+			parts[Fold(q.Case)] = append(parts[Fold(q.Case)], q)
 		}
-		parts[k] = append(parts[k], q)
 	}
 	var ms []Metrics
 	for k, part := range parts {
