@@ -137,6 +137,10 @@ var HeldoutSets = []string{
 	"heldout103",
 	"heldout104",
 	"heldout105",
+	"heldout106",
+	"heldout107",
+	"heldout108",
+	"heldout109",
 }
 
 // Query is one labelled query of the evaluation set.
