@@ -284,10 +284,11 @@ func runUnseen(set, scoring string) error {
 		return err
 	}
 	lib, _ := cases.NewLibrary(builtin)
-	var groups []struct {
+	type group struct {
 		title string
 		qs    []eval.Query
 	}
+	var groups []group
 	var held []eval.Query
 	var names []string
 	for _, name := range eval.HeldoutSets {
@@ -306,20 +307,14 @@ func runUnseen(set, scoring string) error {
 		if len(names) > 1 {
 			title = fmt.Sprintf("%d held-out sets (%s to %s), pooled", len(names), names[0], names[len(names)-1])
 		}
-		groups = append(groups, struct {
-			title string
-			qs    []eval.Query
-		}{title, held})
+		groups = append(groups, group{title, held})
 	}
 	if tuning {
 		qs, err := eval.Load(casesPath)
 		if err != nil {
 			return err
 		}
-		groups = append(groups, struct {
-			title string
-			qs    []eval.Query
-		}{"tuning case queries " + casesPath, qs})
+		groups = append(groups, group{"tuning case queries " + casesPath, qs})
 	}
 	for i, g := range groups {
 		if i > 0 {
