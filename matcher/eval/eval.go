@@ -141,6 +141,10 @@ var HeldoutSets = []string{
 	"heldout107",
 	"heldout108",
 	"heldout109",
+	"heldout110",
+	"heldout111",
+	"heldout112",
+	"heldout113",
 }
 
 // Query is one labelled query of the evaluation set.
