@@ -515,7 +515,8 @@ var heldoutSets = []heldoutSet{
 	// Written beside the hundred-and-sixth, from the last quarter of the cases.
 	{"heldout109", "0d7753abe03258e373597e60459dd599f7b034bea029cd774236d3f5f379095b", 200, floors{
 		ndcgOverBaseline: 0.054, // measured 0.074 (nDCG@5 0.789, baseline 0.715) less 0.02
-	}},	// Written as the hundred-and-tenth, to judge the ranking's use of the
+	}},
+	// Written as the hundred-and-tenth, to judge the ranking's use of the
 	// tags the learned model is less sure of (below an even chance) as
 	// weaker evidence. Four more writers, each on a quarter of the next
 	// least used cases.
