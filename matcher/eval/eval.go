@@ -145,6 +145,10 @@ var HeldoutSets = []string{
 	"heldout111",
 	"heldout112",
 	"heldout113",
+	"heldout114",
+	"heldout115",
+	"heldout116",
+	"heldout117",
 }
 
 // Query is one labelled query of the evaluation set.

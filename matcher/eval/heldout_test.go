@@ -527,6 +527,17 @@ var heldoutSets = []heldoutSet{
 	{"heldout112", "c00e9bf72b04d4e25a9e352a49650d557795ae5522bfcb93372f5c1ae71410cf", 200, floors{}},
 	// Written beside the hundred-and-tenth, from the last quarter of the cases.
 	{"heldout113", "fef0e1327b4bf27e40df2c396e7a85cbc5b6937aea8f429c75aa7f6efdd05a8b", 200, floors{}},
+	// Written as the hundred-and-fourteenth, to judge blind what the
+	// hundred-and-tenth to hundred-and-thirteenth could not: the ranking's
+	// use of the tags the learned model is less sure of. Four more
+	// writers, each on a quarter of the next least used cases.
+	{"heldout114", "a03ffeb497861d9f75eb268493b04058a937a384ffa390472d347d54ac168965", 200, floors{}},
+	// Written beside the hundred-and-fourteenth, from another quarter of the cases.
+	{"heldout115", "f80e0cd2a7483233dbb5153e59a27c29b47fc5c7cbecd85ebfbd84b3f69fabe8", 200, floors{}},
+	// Written beside the hundred-and-fourteenth, from another quarter of the cases.
+	{"heldout116", "8b7943def3a3c0e36cad5f2f218cc46a11ad66b2172f1c35ff986d17b48c19d7", 200, floors{}},
+	// Written beside the hundred-and-fourteenth, from the last quarter of the cases.
+	{"heldout117", "68d9fe751158a9870ec97c99eec830219d16523826a196cf2ba4d424956fd622", 200, floors{}},
 }
 
 // tuningPath is the set the matcher is tuned on; no held-out set after the
