@@ -41,6 +41,13 @@ type Weights struct {
 	Neighbour float64 `json:"neighbour"`
 	// NeighbourTop is how many of the nearest cases by text vote.
 	NeighbourTop int `json:"neighbour_top"`
+	// Unsure is how much a symptom or component counts in the text's
+	// tags, times Learned and its probability, when the learned model
+	// gives it at least UnsureMin but less than an even chance: too
+	// unsure to report, it still steers the ranking toward the cases
+	// that carry it (see queryTags.unsure). Off at 0.
+	Unsure    float64 `json:"unsure,omitempty"`
+	UnsureMin float64 `json:"unsure_min,omitempty"`
 	// Gate is the trouble score a text needs to be answered at all, and
 	// GateComponent what a named component counts toward it beside a
 	// symptom (see trouble).
@@ -99,6 +106,10 @@ var DefaultWeights = func() Weights {
 	}
 	return w
 }()
+
+// tieShare is how close, as a share of the best text hit's score, the
+// second must be to tie with it.
+const tieShare = 1e-9
 
 // retrieveSize is how many text hits are ranked.
 const retrieveSize = 40
@@ -184,6 +195,32 @@ func (q *queryTags) put(kind cases.Kind, id string, w float64, phrase string) {
 	q.signals[k] = &Signal{Kind: kind, ID: id, Phrase: phrase, Weight: w}
 }
 
+// unsure weighs a symptom or component the learned model gives less than
+// an even chance, at least Weights.UnsureMin, into the ranking: times its
+// probability and Weights.Unsure. It is no signal: it is not reported and
+// says nothing to the gate. It is called once the text's sure tags are in.
+//
+// A component counts so only beside a symptom the text gives surely (by a
+// phrase or the learned model at even odds or more): a vague report ("an
+// issue affecting Cloud SQL") would otherwise rank the cases that share
+// the names of its systems above those that share its trouble.
+func (q *queryTags) unsure(lt learnedTag, w *Weights) {
+	if w.Unsure == 0 || lt.prob < w.UnsureMin {
+		return
+	}
+	switch lt.tag.Kind {
+	case cases.KindSymptom:
+	case cases.KindComponent:
+		if q.sym == 0 && q.symL == 0 {
+			return
+		}
+	default:
+		return
+	}
+	k := string(lt.tag.Kind) + ":" + lt.tag.ID
+	q.weights[k] = max(q.weights[k], w.Learned*w.Unsure*lt.prob)
+}
+
 func (q *queryTags) cause(id string, p float64, evidence []string) {
 	if p > q.causes[id] {
 		q.causes[id] = p
@@ -232,11 +269,13 @@ func (m *Matcher) tagsOf(text string) *queryTags {
 		}
 	}
 	var hint learnedTag
+	var unsure []learnedTag
 	for _, lt := range m.model.infer(text, hintProb) {
 		if lt.tag.Kind == cases.KindSymptom && lt.prob > hint.prob {
 			hint = lt
 		}
 		if lt.prob < 0.5 {
+			unsure = append(unsure, lt)
 			continue
 		}
 		switch lt.tag.Kind {
@@ -251,6 +290,9 @@ func (m *Matcher) tagsOf(text string) *queryTags {
 		}
 	}
 	q.symH = hint.prob
+	for _, lt := range unsure {
+		q.unsure(lt, w)
+	}
 	if q.sym == 0 && q.symL == 0 && hint.prob > 0 && q.report >= reportHint {
 		q.put(cases.KindSymptom, hint.tag.ID, w.Learned*hint.prob, strings.Join(hint.evidence, " "))
 	}
@@ -436,8 +478,11 @@ func (m *Matcher) score(ctx context.Context, text string, f Filters, o MatchOpti
 			p.Rel = h.Score / best
 		}
 	}
-	if len(hits) > 0 && best > 0 {
-		// Hits come best first; a tie for the best leads nothing.
+	if len(hits) > 0 && best > 0 && (len(hits) == 1 || hits[1].Score < best*(1-tieShare)) {
+		// Hits come best first. A tie for the best leads nothing, and
+		// neither is the one the text names: which of two equal hits
+		// comes first is the index's chance (and their scores may differ
+		// in the last bits, summed in another order).
 		if n, ok := m.num[hits[0].ID]; ok {
 			var second float64
 			if len(hits) > 1 {
