@@ -184,10 +184,7 @@ func (q *queryTags) put(kind cases.Kind, id string, w float64, phrase string) {
 	if kind == cases.KindRootCause {
 		return
 	}
-	k := string(kind) + ":" + id
-	if kind == cases.KindSymptom {
-		k = "symptom:" + id
-	}
+	k := tagKey(kind, id)
 	if w <= q.weights[k] {
 		return
 	}
@@ -217,9 +214,13 @@ func (q *queryTags) unsure(lt learnedTag, w *Weights) {
 	default:
 		return
 	}
-	k := string(lt.tag.Kind) + ":" + lt.tag.ID
+	k := tagKey(lt.tag.Kind, lt.tag.ID)
 	q.weights[k] = max(q.weights[k], w.Learned*w.Unsure*lt.prob)
 }
+
+// tagKey is the key of a symptom or component in the text's tags and the
+// library's ("symptom:x", "component:y"; see tagKeys).
+func tagKey(kind cases.Kind, id string) string { return string(kind) + ":" + id }
 
 func (q *queryTags) cause(id string, p float64, evidence []string) {
 	if p > q.causes[id] {
