@@ -149,6 +149,10 @@ var HeldoutSets = []string{
 	"heldout115",
 	"heldout116",
 	"heldout117",
+	"heldout118",
+	"heldout119",
+	"heldout120",
+	"heldout121",
 }
 
 // Query is one labelled query of the evaluation set.
