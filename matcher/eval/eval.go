@@ -153,6 +153,10 @@ var HeldoutSets = []string{
 	"heldout119",
 	"heldout120",
 	"heldout121",
+	"heldout122",
+	"heldout123",
+	"heldout124",
+	"heldout125",
 }
 
 // Query is one labelled query of the evaluation set.
