@@ -157,6 +157,10 @@ var HeldoutSets = []string{
 	"heldout123",
 	"heldout124",
 	"heldout125",
+	"heldout126",
+	"heldout127",
+	"heldout128",
+	"heldout129",
 }
 
 // Query is one labelled query of the evaluation set.

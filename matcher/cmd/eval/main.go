@@ -3,7 +3,7 @@
 // built-in library, one by one and (with -set all) pooled, then the tuning
 // set against the test library and the built-in library.
 //
-//	go run ./matcher/cmd/eval [-set heldout|heldout2|…|heldout125|tuning|all] [-queries FILE] [-library DIR] [-misses] [-unseen]
+//	go run ./matcher/cmd/eval [-set heldout|heldout2|…|heldout129|tuning|all] [-queries FILE] [-library DIR] [-misses] [-unseen]
 //
 // -unseen measures the same queries as if the incidents they are about
 // were not in the library (eval.RunUnseen): the held-out sets chosen
