@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/incidentbot/incidentbot/cases"
@@ -694,19 +695,15 @@ func TestHeldoutWellFormed(t *testing.T) {
 // counts as a hit. It returns the queries.
 func checkWellFormed(t *testing.T, path string, minQueries int) []eval.Query {
 	t.Helper()
-	qs, err := eval.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs := loadSet(t, path)
 	if len(qs) < minQueries {
 		t.Errorf("%d queries, want at least %d", len(qs), minQueries)
 	}
 	tax := cases.DefaultTaxonomy()
-	set, err := cases.Builtin(tax)
+	lib, err := builtinLibrary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib, _ := cases.NewLibrary(set)
 	kinds := map[string]int{}
 	koPositives, gold := 0, 0
 	seen := map[string]bool{}
@@ -781,6 +778,42 @@ func checkGoldTags(t *testing.T, tax *cases.Taxonomy, q eval.Query) {
 	}
 }
 
+// builtinLibrary is the built-in library, loaded once: the checks of
+// every set read it, and loading it under the race detector for each of
+// more than a hundred sets cost minutes.
+var builtinLibrary = sync.OnceValues(func() (*cases.Library, error) {
+	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	if err != nil {
+		return nil, err
+	}
+	lib, _ := cases.NewLibrary(set)
+	return lib, nil
+})
+
+// loaded holds the evaluation sets read so far, by path. Every set is
+// checked against all the sets before it; reading each file again for each
+// later set made that check grow with the square of the sets' number.
+var loaded = struct {
+	sync.Mutex
+	sets map[string][]eval.Query
+}{sets: map[string][]eval.Query{}}
+
+// loadSet returns the queries of the set at path, read once.
+func loadSet(t *testing.T, path string) []eval.Query {
+	t.Helper()
+	loaded.Lock()
+	defer loaded.Unlock()
+	if qs, ok := loaded.sets[path]; ok {
+		return qs
+	}
+	qs, err := eval.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded.sets[path] = qs
+	return qs
+}
+
 // checkNoSharedText fails for every query in qs whose text, ignoring case
 // and spacing, is also the text of a query in one of the sets at paths.
 func checkNoSharedText(t *testing.T, qs []eval.Query, paths ...string) {
@@ -790,11 +823,7 @@ func checkNoSharedText(t *testing.T, qs []eval.Query, paths ...string) {
 	}
 	other := map[string]string{}
 	for _, path := range paths {
-		set, err := eval.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range set {
+		for _, q := range loadSet(t, path) {
 			other[norm(q.Text)] = path
 		}
 	}
