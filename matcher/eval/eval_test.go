@@ -125,11 +125,10 @@ type rig struct {
 // build learns the whole library again, which under the race detector
 // takes most of a minute.
 var builtinOnce = sync.OnceValues(func() (*rig, error) {
-	set, err := cases.Builtin(cases.DefaultTaxonomy())
+	lib, err := builtinLibrary()
 	if err != nil {
 		return nil, err
 	}
-	lib, _ := cases.NewLibrary(set)
 	return newRig(lib)
 })
 

@@ -890,11 +890,10 @@ func TestTuningCasesWellFormed(t *testing.T) {
 		t.Errorf("%d queries, want at least 200", len(qs))
 	}
 	tax := cases.DefaultTaxonomy()
-	set, err := cases.Builtin(tax)
+	lib, err := builtinLibrary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib, _ := cases.NewLibrary(set)
 	langs := map[string]int{}
 	for _, q := range qs {
 		langs[q.Lang]++
